@@ -1,0 +1,1 @@
+"""Command line: `papersift extract` (library only) and `papersift run` (local pipeline on embedded AWS)."""

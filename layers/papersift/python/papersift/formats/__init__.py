@@ -1,0 +1,65 @@
+"""Dispatch from a FileType to the extractor of its family.
+
+Two shapes of extractor exist. Paged formats (PDF) can be split into batches of pages
+that run in parallel Lambdas: ``pdf.page_count`` and ``pdf.extract_pages``. Every other
+format is extracted whole in one call, ``extract(data, settings) -> list[PageContent]``,
+returning one unit per page-like thing it has (a sheet, a slide, or the whole text).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from papersift.content import PageContent
+from papersift.errors import UnsupportedFormatError
+from papersift.settings import Settings
+from papersift.sniff import FileType
+
+WholeExtractor = Callable[[bytes, Settings], list[PageContent]]
+
+#: kind -> "module:function" of a whole-document extractor
+WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
+    "txt": "papersift.formats.text:extract_plain_text",
+    "csv": "papersift.formats.text:extract_delimited",
+    "tsv": "papersift.formats.text:extract_delimited",
+    "json": "papersift.formats.text:extract_json",
+    "docx": "papersift.formats.office:extract_docx",
+    "xlsx": "papersift.formats.office:extract_xlsx",
+    "xlsm": "papersift.formats.office:extract_xlsx",
+}
+
+PAGED_KINDS = frozenset({"pdf"})
+
+
+def _resolve(target: str) -> WholeExtractor:
+    module_name, func_name = target.split(":")
+    func: WholeExtractor = getattr(importlib.import_module(module_name), func_name)
+    return func
+
+
+def is_supported(file_type: FileType) -> bool:
+    return file_type.kind in PAGED_KINDS or file_type.kind in WHOLE_DOCUMENT_EXTRACTORS
+
+
+def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | None:
+    """Pages of a paged format (raises Encrypted/Corrupt errors); None for the rest."""
+    if file_type.kind == "pdf":
+        from papersift.formats import pdf
+
+        return pdf.page_count(data, settings)
+    return None
+
+
+def extract_units(
+    data: bytes, file_type: FileType, settings: Settings, first: int = 1, last: int | None = None
+) -> list[PageContent]:
+    """Extract pages first..last (1-based, inclusive) of a paged format, or everything."""
+    if file_type.kind == "pdf":
+        from papersift.formats import pdf
+
+        return pdf.extract_pages(data, settings, first, last if last is not None else pdf.page_count(data, settings))
+    target = WHOLE_DOCUMENT_EXTRACTORS.get(file_type.kind)
+    if target is None:
+        raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
+    return _resolve(target)(data, settings)

@@ -1,0 +1,146 @@
+"""ExtractionReport: what happened to a document and to each of its pages, and why.
+
+Reports are plain dataclasses that round-trip through JSON (``to_dict``/``from_dict``)
+because they cross Lambda boundaries via S3. ``schema/report.schema.json`` is the
+published contract; tests validate real reports against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class PageStatus(StrEnum):
+    CLEAN = "clean"  # text layer trusted as is
+    RECOVERED = "recovered"  # a later engine fixed a suspect text layer
+    NEEDS_OCR = "needs_ocr"  # no trustworthy text layer; OCR not run (mode off)
+    OCR = "ocr"  # text produced by OCR
+    CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"  # suspect and nothing better found
+    FAILED = "failed"  # every engine raised
+    SKIPPED = "skipped"  # beyond max_pages
+
+
+class DocumentStatus(StrEnum):
+    CLEAN = "clean"
+    PARTIALLY_RECOVERED = "partially_recovered"
+    NEEDS_REVIEW = "needs_review"  # some pages need OCR or are low-confidence
+    CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"
+    ENCRYPTED = "encrypted"
+    UNSUPPORTED = "unsupported"
+    EMPTY = "empty"
+    FAILED = "failed"
+
+
+#: document statuses whose text can be used without human review
+TRUSTED_DOCUMENT_STATUSES = frozenset({DocumentStatus.CLEAN, DocumentStatus.PARTIALLY_RECOVERED})
+
+
+@dataclass
+class ErrorRecord:
+    """A failure with a machine code, a human reason and where it happened."""
+
+    code: str
+    reason: str
+    engine: str | None = None
+    page: int | None = None
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, engine: str | None = None, page: int | None = None) -> ErrorRecord:
+        code = getattr(exc, "code", None) or type(exc).__name__
+        reason = str(exc) or type(exc).__name__
+        return cls(code=str(code), reason=reason, engine=engine, page=page)
+
+
+@dataclass
+class EngineAttempt:
+    """One engine's try on one page: kept so a reader sees the whole ladder."""
+
+    engine: str
+    chars: int
+    score: float
+    seconds: float
+    signals: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class PageReport:
+    number: int
+    status: str
+    engine: str | None
+    char_count: int
+    confidence: float
+    reason: str
+    seconds: float = 0.0
+    signals: list[str] = field(default_factory=list)
+    language: str | None = None
+    attempts: list[EngineAttempt] = field(default_factory=list)
+    errors: list[ErrorRecord] = field(default_factory=list)
+    tables: int = 0
+    ocr_cost_usd: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PageReport:
+        data = dict(data)
+        data["attempts"] = [EngineAttempt(**a) for a in data.get("attempts", [])]
+        data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]
+        return cls(**data)
+
+
+@dataclass
+class MemberReport:
+    """One archive member: its path inside the archive and how it ended."""
+
+    path: str
+    status: str
+    reason: str = ""
+    detected_type: str | None = None
+    size: int | None = None
+    doc_id: str | None = None
+    page_count: int = 0
+
+
+@dataclass
+class ExtractionReport:
+    doc_id: str
+    source: dict[str, Any]
+    detected_type: str
+    mime_type: str
+    detected_by: str
+    status: str
+    reason: str
+    page_count: int
+    pages: list[PageReport] = field(default_factory=list)
+    members: list[MemberReport] = field(default_factory=list)
+    engines: dict[str, int] = field(default_factory=dict)
+    char_count: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: list[ErrorRecord] = field(default_factory=list)
+    cost: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    papersift_version: str = ""
+    created_at: str = ""
+    schema_version: int = 1
+
+    @property
+    def trusted(self) -> bool:
+        return self.status in TRUSTED_DOCUMENT_STATUSES
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["trusted"] = self.trusted
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExtractionReport:
+        data = dict(data)
+        data.pop("trusted", None)
+        data["pages"] = [PageReport.from_dict(p) for p in data.get("pages", [])]
+        data["members"] = [MemberReport(**m) for m in data.get("members", [])]
+        data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]
+        return cls(**data)

@@ -1,0 +1,167 @@
+"""One typed settings object for every entry point.
+
+The CDK stack reads it from context, Lambdas from environment variables (PAPERSIFT_*),
+the CLI from flags and an optional TOML file. All of them go through
+``Settings.from_mapping`` so a bad value fails the same way everywhere: fast, with a
+message naming the setting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from papersift.errors import SettingsError
+
+OCR_MODES = ("off", "local-first", "textract-first", "local-only", "textract-only")
+ENV_PREFIX = "PAPERSIFT_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Knobs of the pipeline. Defaults suit a Lambda with 2-3 GB of memory."""
+
+    #: pages per extract-Lambda invocation; fewer means more state transitions
+    page_batch_size: int = 25
+    #: batches above which the workflow switches the inline Map to a Distributed Map
+    distributed_map_threshold: int = 40
+    #: concurrent page batches per document
+    max_concurrency: int = 10
+    #: largest input accepted, in bytes
+    max_file_bytes: int = 512 * 1024 * 1024
+    #: pages beyond this are not extracted; the report says so
+    max_pages: int = 5000
+    #: OCR routing: off, local-first, textract-first, local-only, textract-only
+    ocr_mode: str = "off"
+    #: Tesseract language codes, joined with '+' when calling Tesseract
+    ocr_languages: tuple[str, ...] = ("eng", "por", "spa")
+    #: render resolution for OCR
+    ocr_dpi: int = 300
+    #: detect tables with pdfplumber and append them as Markdown
+    extract_tables: bool = False
+    #: also write a cleaned text file (accent folding, stopwords, noise)
+    clean_text: bool = False
+    #: archive limits
+    max_archive_depth: int = 5
+    max_archive_members: int = 10_000
+    max_archive_total_bytes: int = 4 * 1024 * 1024 * 1024
+    max_compression_ratio: int = 200
+    #: USD per page, used for the cost ledger in reports
+    price_textract_detect_per_page: float = 0.0015
+    price_textract_analyze_per_page: float = 0.015
+    price_lambda_gb_second: float = 0.0000166667
+    #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives
+    passwords: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        positive = (
+            "page_batch_size",
+            "distributed_map_threshold",
+            "max_concurrency",
+            "max_file_bytes",
+            "max_pages",
+            "ocr_dpi",
+            "max_archive_depth",
+            "max_archive_members",
+            "max_archive_total_bytes",
+            "max_compression_ratio",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"setting {name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.ocr_mode not in OCR_MODES:
+            raise SettingsError(f"setting ocr_mode must be one of {', '.join(OCR_MODES)}; got {self.ocr_mode!r}")
+        if not self.ocr_languages or not all(lang.isalnum() or "_" in lang for lang in self.ocr_languages):
+            raise SettingsError(f"setting ocr_languages must be Tesseract codes like eng, por; got {self.ocr_languages!r}")
+        for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"setting {name} must not be negative, got {getattr(self, name)!r}")
+
+    # -- construction -------------------------------------------------------------
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> Settings:
+        """Build from loosely typed values (strings from env/CLI, TOML scalars)."""
+        known = {f.name: f for f in fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, raw in values.items():
+            name = key.replace("-", "_").lower()
+            if name not in known:
+                raise SettingsError(f"unknown setting {key!r} in {source}; known: {', '.join(sorted(known))}")
+            kwargs[name] = _coerce(name, known[name], raw, source)
+        return cls(**kwargs)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Read PAPERSIFT_* variables; the caller passes the environment in."""
+        values = {k[len(ENV_PREFIX) :]: v for k, v in environ.items() if k.startswith(ENV_PREFIX)}
+        return cls.from_mapping(values, source="environment")
+
+    @classmethod
+    def from_toml(cls, path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"cannot read settings file {path}: {exc}") from exc
+        section = data.get("papersift", data)
+        merged = {**section, **(overrides or {})}
+        return cls.from_mapping(merged, source=str(path))
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def to_env(self) -> dict[str, str]:
+        """The environment variables a Lambda needs to rebuild these settings (no passwords)."""
+        env: dict[str, str] = {}
+        for f in fields(self):
+            if f.name == "passwords":
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                env[ENV_PREFIX + f.name.upper()] = ",".join(value)
+            elif isinstance(value, bool):
+                env[ENV_PREFIX + f.name.upper()] = "true" if value else "false"
+            else:
+                env[ENV_PREFIX + f.name.upper()] = str(value)
+        return env
+
+    def public_dict(self) -> dict[str, Any]:
+        """Settings as recorded in a report: everything but secrets."""
+        out = dataclasses.asdict(self)
+        out["passwords"] = len(self.passwords)
+        out["ocr_languages"] = list(self.ocr_languages)
+        return out
+
+
+def _coerce(name: str, spec: dataclasses.Field[Any], raw: Any, source: str) -> Any:
+    default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()  # type: ignore[misc]
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if isinstance(default, int):
+            if isinstance(raw, bool):
+                raise ValueError("expected an integer")
+            return int(str(raw).replace("_", ""))
+        if isinstance(default, float):
+            return float(raw)
+        if name == "passwords":
+            # verbatim: a password may be four spaces or contain commas
+            return (raw,) if isinstance(raw, str) else tuple(str(part) for part in raw)
+        if isinstance(default, tuple):
+            if isinstance(raw, str):
+                return tuple(part.strip() for part in raw.replace("+", ",").split(",") if part.strip())
+            return tuple(str(part) for part in raw)
+        return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"setting {name} in {source}: cannot use {raw!r} ({exc})") from exc
