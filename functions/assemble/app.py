@@ -1,0 +1,39 @@
+"""Assemble step: join pages into results/<doc_id>/ and record the document in DynamoDB.
+
+Also the target of the workflow's Catch: with an ``error`` in the event it records the
+document as failed with the reason, so no input ends without a status.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from papersift.pipeline import assemble_document, document_item, results_prefix
+from papersift.settings import Settings
+from papersift.storage import S3ObjectStore
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+settings = Settings.from_env(os.environ)
+s3 = boto3.client("s3")
+table = boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"])
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event["doc_id"])
+    report = assemble_document(S3ObjectStore(s3, event["bucket"]), event, settings)
+    table.put_item(Item=document_item(report))
+    metrics.add_metric(name=f"Documents_{report.status}", unit=MetricUnit.Count, value=1)
+    logger.info("assembled", extra={"status": report.status, "pages": report.page_count, "reason": report.reason})
+    return {"doc_id": report.doc_id, "status": report.status, "page_count": report.page_count,
+            "results_prefix": results_prefix(report.doc_id)}

@@ -1,0 +1,31 @@
+"""Extract step: one batch of pages, written to work/<doc_id>/pages/ in S3."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from papersift.pipeline import extract_batch
+from papersift.settings import Settings
+from papersift.storage import S3ObjectStore
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+settings = Settings.from_env(os.environ)
+s3 = boto3.client("s3")
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event["doc_id"], batch_index=event["batch_index"])
+    summary = extract_batch(S3ObjectStore(s3, event["bucket"]), event, settings)
+    metrics.add_metric(name="PagesExtracted", unit=MetricUnit.Count, value=summary["pages"])
+    return summary

@@ -1,0 +1,134 @@
+"""Where the pipeline's objects live: S3 in the cloud, a directory for `papersift extract`.
+
+The steps in ``pipeline`` only see ``ObjectStore``, so the same code runs in Lambda and
+on a laptop. The S3 store takes an injected client: the core never creates one.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class ObjectStore(Protocol):
+    def get(self, key: str) -> bytes: ...
+
+    def get_with_metadata(self, key: str) -> tuple[bytes, dict[str, str]]: ...
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None: ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def list_keys(self, prefix: str) -> list[str]: ...
+
+    def download_file(self, key: str, path: Path) -> dict[str, str]: ...
+
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None: ...
+
+
+class S3ObjectStore:
+    """One bucket through an injected boto3 S3 client."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        self.client = client
+        self.bucket = bucket
+
+    def get(self, key: str) -> bytes:
+        return self.get_with_metadata(key)[0]
+
+    def get_with_metadata(self, key: str) -> tuple[bytes, dict[str, str]]:
+        response = self.client.get_object(Bucket=self.bucket, Key=key)
+        return response["Body"].read(), dict(response.get("Metadata") or {})
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type,
+                               Metadata=metadata or {})
+
+    def exists(self, key: str) -> bool:
+        response = self.client.list_objects_v2(Bucket=self.bucket, Prefix=key, MaxKeys=1)
+        return any(obj["Key"] == key for obj in response.get("Contents", []))
+
+    def list_keys(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        return sorted(keys)
+
+    def download_file(self, key: str, path: Path) -> dict[str, str]:
+        """Stream an object to disk (archives can be larger than memory)."""
+        response = self.client.get_object(Bucket=self.bucket, Key=key)
+        with path.open("wb") as out:
+            for chunk in response["Body"].iter_chunks(1024 * 1024):
+                out.write(chunk)
+        return dict(response.get("Metadata") or {})
+
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+        self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": metadata or {}})
+
+
+class LocalDirStore:
+    """A directory as a bucket; metadata lives beside each object as ``<key>.meta.json``."""
+
+    _META = ".papersift-meta"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        path = (self.root / key).resolve()
+        if not path.is_relative_to(self.root.resolve()):
+            raise ValueError(f"key escapes the store: {key!r}")
+        return path
+
+    def _meta_path(self, key: str) -> Path:
+        return self.root / self._META / f"{key}.json"
+
+    def _read_meta(self, key: str) -> dict[str, str]:
+        import json
+
+        meta = self._meta_path(key)
+        return json.loads(meta.read_text()) if meta.exists() else {}
+
+    def get(self, key: str) -> bytes:
+        return self._path(key).read_bytes()
+
+    def get_with_metadata(self, key: str) -> tuple[bytes, dict[str, str]]:
+        return self.get(key), self._read_meta(key)
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self._write_meta(key, metadata)
+
+    def _write_meta(self, key: str, metadata: dict[str, str] | None) -> None:
+        import json
+
+        if metadata:
+            meta = self._meta_path(key)
+            meta.parent.mkdir(parents=True, exist_ok=True)
+            meta.write_text(json.dumps(metadata))
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def list_keys(self, prefix: str) -> list[str]:
+        base = self.root
+        keys = [p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()]
+        return sorted(k for k in keys if k.startswith(prefix) and not k.startswith(self._META))
+
+    def download_file(self, key: str, path: Path) -> dict[str, str]:
+        shutil.copyfile(self._path(key), path)
+        return self._read_meta(key)
+
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        self._write_meta(key, metadata)
