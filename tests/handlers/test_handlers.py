@@ -1,0 +1,105 @@
+"""Each handler through its real module, with sample events from events/ and moto."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import BUCKET, load_event, load_handler
+
+from papersift.pipeline import document_id, encode_options
+
+
+def _sqs_wrapping(body: dict[str, Any], message_id: str = "m-1") -> dict[str, Any]:
+    event = load_event("sqs-s3-notification")
+    record = dict(event["Records"][0], messageId=message_id, body=json.dumps(body))
+    return {"Records": [record]}
+
+
+def test_ingest_starts_one_execution_named_after_the_document(aws, lambda_context):
+    ingest = load_handler("ingest")
+    result = ingest.handler(load_event("sqs-s3-notification"), lambda_context)
+    assert result == {"batchItemFailures": []}
+    runs = aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]
+    notification = load_event("s3-put")["Records"][0]["s3"]
+    expected = document_id(BUCKET, "incoming/tenders/edital nº 12.pdf", notification["object"]["versionId"],
+                           notification["object"]["eTag"])
+    assert [r["name"] for r in runs] == [expected]
+    run_input = json.loads(aws["sfn"].describe_execution(executionArn=runs[0]["executionArn"])["input"])
+    assert run_input["key"] == "incoming/tenders/edital nº 12.pdf", "keys arrive URL-decoded"
+    assert run_input["source_name"] == "edital nº 12.pdf"
+
+
+def test_duplicate_notification_does_not_start_a_second_run(aws, lambda_context):
+    ingest = load_handler("ingest")
+    event = load_event("sqs-s3-notification")
+    ingest.handler(event, lambda_context)
+    assert ingest.handler(event, lambda_context) == {"batchItemFailures": []}
+    runs = aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]
+    assert len(runs) == 1
+
+
+def test_eventbridge_object_created_through_sqs_starts_a_run(aws, lambda_context):
+    ingest = load_handler("ingest")
+    ingest.handler(load_event("sqs-eventbridge-object-created"), lambda_context)
+    runs = aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]
+    run_input = json.loads(aws["sfn"].describe_execution(executionArn=runs[0]["executionArn"])["input"])
+    assert run_input["key"] == "incoming/scans/archive 2019.zip"
+
+
+def test_unparseable_message_is_reported_as_a_partial_batch_failure(aws, lambda_context):
+    ingest = load_handler("ingest")
+    good = load_event("sqs-s3-notification")["Records"][0]
+    bad = dict(good, messageId="broken-1", body="{not json")
+    result = ingest.handler({"Records": [good, bad]}, lambda_context)
+    assert result == {"batchItemFailures": [{"itemIdentifier": "broken-1"}]}
+    assert len(aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]) == 1
+
+
+def test_plan_extract_assemble_write_results_and_one_table_item(aws, lambda_context):
+    key = "incoming/notes.txt"
+    aws["s3"].put_object(Bucket=BUCKET, Key=key, Body="Ata da sessão pública\nsegunda linha\n".encode())
+    run_input = {"doc_id": "dtest1", "bucket": BUCKET, "key": key, "source_name": "notes.txt"}
+    plan = load_handler("plan").handler(run_input, lambda_context)
+    assert plan["status"] == "ready" and plan["kind"] == "txt" and plan["batch_count"] == 1
+    extract = load_handler("extract")
+    for batch in plan["batches"]:
+        assert extract.handler(batch, lambda_context)["pages"] == 1
+    done = load_handler("assemble").handler({**run_input, "plan": plan}, lambda_context)
+    assert done == {"doc_id": "dtest1", "status": "clean", "page_count": 1, "results_prefix": "results/dtest1/"}
+    text = aws["s3"].get_object(Bucket=BUCKET, Key="results/dtest1/text.txt")["Body"].read().decode()
+    assert "Ata da sessão pública" in text
+    report = json.loads(aws["s3"].get_object(Bucket=BUCKET, Key="results/dtest1/report.json")["Body"].read())
+    assert report["pages"][0]["engine"]
+    item = aws["table"].get_item(Key={"doc_id": "dtest1"})["Item"]
+    assert item["status"] == "clean" and item["trusted"] is True and item["report_key"] == "results/dtest1/report.json"
+
+
+def test_plan_records_encrypted_pdf_without_password_as_terminal_status(aws, lambda_context):
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(200, 200)
+    writer.encrypt(user_password="s3cret", owner_password="owner")
+    import io
+
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    aws["s3"].put_object(Bucket=BUCKET, Key="incoming/locked.pdf", Body=buffer.getvalue())
+    plan = load_handler("plan").handler(
+        {"doc_id": "dlocked", "bucket": BUCKET, "key": "incoming/locked.pdf"}, lambda_context)
+    assert plan["status"] == "encrypted" and plan["batches"] == []
+    aws["s3"].put_object(Bucket=BUCKET, Key="incoming/locked2.pdf", Body=buffer.getvalue(),
+                         Metadata={"papersift-options": encode_options({"passwords": ["s3cret"]})})
+    plan = load_handler("plan").handler(
+        {"doc_id": "dlocked2", "bucket": BUCKET, "key": "incoming/locked2.pdf"}, lambda_context)
+    assert plan["status"] == "ready" and plan["page_count"] == 1
+
+
+def test_assemble_as_catch_target_records_failed_with_reason(aws, lambda_context):
+    done = load_handler("assemble").handler(load_event("assemble-failure-input"), lambda_context)
+    assert done["status"] == "failed"
+    doc_id = load_event("assemble-failure-input")["doc_id"]
+    item = aws["table"].get_item(Key={"doc_id": doc_id})["Item"]
+    assert item["status"] == "failed" and item["trusted"] is False
+    assert "Lambda.Unknown" in item["reason"]
