@@ -1,0 +1,319 @@
+"""PDF pages: the text layer through a recovery ladder of engines, each page with its verdict.
+
+pdfium reads almost every native page correctly and fast, so a clean page costs one
+pdfium call and one verdict. Only a suspect page (empty where it draws something,
+glyph garbage, a cipher, damaged spacing) climbs the ladder pypdf -> pdfplumber ->
+pdftotext, and the text with the best verdict wins: good text is never replaced by
+worse text, and partly readable text is kept rather than thrown away.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from papersift.content import PageContent, Table
+from papersift.pdf_engines import (
+    LayoutProbe,
+    PdfHandle,
+    count_unmapped,
+    normalise_text,
+    strip_controls,
+)
+from papersift.quality import PageLayout, TextVerdict, assess_text
+from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
+from papersift.settings import Settings
+
+__all__ = ["extract_pages", "page_count"]
+
+
+def page_count(data: bytes, settings: Settings) -> int:
+    """Number of pages; raises EncryptedInputError, CorruptInputError or EmptyInputError."""
+    with PdfHandle(data, settings.passwords) as handle:
+        return handle.page_count
+
+
+def extract_pages(data: bytes, settings: Settings, first: int, last: int) -> list[PageContent]:
+    """Pages first..last (1-based, inclusive), opening the document once for the batch."""
+    if first < 1 or last < first:
+        raise ValueError(f"bad page range {first}..{last}")
+    with PdfHandle(data, settings.passwords) as handle:
+        last = min(last, handle.page_count)
+        pages: list[PageContent] = []
+        for number in range(first, last + 1):
+            if number > settings.max_pages:
+                pages.append(_skipped(number, settings.max_pages))
+                continue
+            pages.append(_extract_page(handle, number, settings))
+        return pages
+
+
+# -- one page ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Candidate:
+    engine: str
+    text: str
+    verdict: TextVerdict
+    rung: int
+
+
+@dataclass
+class _PageWork:
+    layout: PageLayout = field(default_factory=PageLayout)
+    text_objects: int | None = None
+    attempts: list[EngineAttempt] = field(default_factory=list)
+    errors: list[ErrorRecord] = field(default_factory=list)
+    best: _Candidate | None = None
+
+
+def _better(new: _Candidate, old: _Candidate | None) -> bool:
+    """Trust beats suspicion, then a strictly higher score wins; ties keep the earlier engine."""
+    if old is None:
+        return True
+    if new.verdict.suspect != old.verdict.suspect:
+        return not new.verdict.suspect
+    return new.verdict.score > old.verdict.score
+
+
+def _wants_next_rung(work: _PageWork) -> bool:
+    best = work.best
+    if best is None:
+        return True
+    if "spacing_damage" in best.verdict.signals:
+        return True
+    if not best.verdict.suspect:
+        return False
+    # no text objects at all on a drawn page (a scan): no other engine can find a text layer
+    return not (work.text_objects == 0 and not best.text.strip())
+
+
+def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageContent:
+    started = time.perf_counter()
+    work = _PageWork()
+    for rung, engine in enumerate(handle.engines):
+        if rung > 0 and not _wants_next_rung(work):
+            break
+        _try_engine(handle, engine, number, rung, work)
+    status, reason = _status(work, settings)
+    best = work.best
+    text = normalise_text(strip_controls(best.text)) if best is not None and status != PageStatus.FAILED else ""
+    tables: list[Table] = []
+    if settings.extract_tables and status in (PageStatus.CLEAN, PageStatus.RECOVERED) and text:
+        try:
+            tables = find_tables(handle.plumber.pages[number - 1])
+        except Exception as exc:
+            work.errors.append(ErrorRecord.from_exception(exc, engine="pdfplumber-tables", page=number))
+    verdict = best.verdict if best is not None else None
+    report = PageReport(
+        number=number,
+        status=status,
+        engine=best.engine if best is not None and status != PageStatus.FAILED else None,
+        char_count=len(text),
+        confidence=verdict.confidence if verdict is not None else 0.0,
+        reason=reason,
+        seconds=round(time.perf_counter() - started, 6),
+        signals=list(verdict.signals) if verdict is not None else ["engine_failed"],
+        language=verdict.language if verdict is not None else None,
+        attempts=work.attempts,
+        errors=work.errors,
+        tables=len(tables),
+    )
+    return PageContent(number=number, text=text, report=report, tables=tables)
+
+
+def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _PageWork) -> None:
+    started = time.perf_counter()
+    try:
+        raw, probe = handle.text(engine, number)
+    except Exception as exc:
+        record = ErrorRecord.from_exception(exc, engine=engine, page=number)
+        work.errors.append(record)
+        work.attempts.append(
+            EngineAttempt(engine=engine, chars=0, score=0.0, seconds=_since(started), error=record.reason)
+        )
+        return
+    if probe is not None:
+        _apply_probe(work, probe)
+    text = normalise_text(raw)
+    unmapped = count_unmapped(text)
+    layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
+    verdict = _guard_unmapped(assess_text(text, layout), text, unmapped)
+    work.attempts.append(
+        EngineAttempt(
+            engine=engine,
+            chars=len(text),
+            score=verdict.score,
+            seconds=_since(started),
+            signals=list(verdict.signals),
+        )
+    )
+    candidate = _Candidate(engine=engine, text=text, verdict=verdict, rung=rung)
+    if _better(candidate, work.best):
+        work.best = candidate
+
+
+#: share of visible characters that are unmapped glyph codes above which text is not trusted
+UNMAPPED_SUSPECT = 0.1
+UNMAPPED_CORRUPT = 0.3
+
+
+def _guard_unmapped(verdict: TextVerdict, text: str, unmapped: int) -> TextVerdict:
+    """pdfium writes glyphs it cannot map as raw control codes, which look like text to a
+    generic detector; this engine-specific fact makes such a text suspect whatever it says."""
+    if not unmapped:
+        return verdict
+    visible = len("".join(text.split())) or 1
+    share = min(unmapped / visible, 1.0)
+    if share <= UNMAPPED_SUSPECT or (verdict.suspect and verdict.score <= 1 - share):
+        return verdict
+    signals = verdict.signals if "unmapped_glyphs" in verdict.signals else (*verdict.signals, "unmapped_glyphs")
+    return replace(
+        verdict,
+        score=min(verdict.score, max(0.0, 1 - 2 * share)),
+        suspect=True,
+        corrupt=verdict.corrupt or share > UNMAPPED_CORRUPT,
+        signals=signals,
+        reason=f"{share:.0%} of characters are glyph codes with no Unicode mapping",
+    )
+
+
+def _apply_probe(work: _PageWork, probe: LayoutProbe) -> None:
+    work.layout = probe.layout
+    work.text_objects = probe.text_objects
+
+
+def _with_unmapped(layout: PageLayout, unmapped: int) -> PageLayout:
+    return PageLayout(
+        image_count=layout.image_count,
+        image_area_ratio=layout.image_area_ratio,
+        has_vector_glyphs=layout.has_vector_glyphs,
+        unmapped_glyphs=unmapped,
+    )
+
+
+def _status(work: _PageWork, settings: Settings) -> tuple[PageStatus, str]:
+    best = work.best
+    if best is None:
+        engines = ", ".join(a.engine for a in work.attempts)
+        return PageStatus.FAILED, f"every engine failed on this page ({engines})"
+    verdict = best.verdict
+    if not verdict.suspect:
+        if best.rung == 0:
+            return PageStatus.CLEAN, verdict.reason
+        return PageStatus.RECOVERED, f"{best.engine} recovered the text: {verdict.reason}"
+    draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
+    if not best.text.strip() or draws:
+        why = verdict.reason or "no trustworthy text layer"
+        return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
+    if verdict.corrupt:
+        tried = ", ".join(a.engine for a in work.attempts)
+        return PageStatus.CORRUPT_UNRECOVERABLE, f"{verdict.reason}; no engine did better ({tried})"
+    return PageStatus.NEEDS_OCR, f"{verdict.reason}; the text layer is doubtful, OCR may do better"
+
+
+def _skipped(number: int, max_pages: int) -> PageContent:
+    report = PageReport(
+        number=number,
+        status=PageStatus.SKIPPED,
+        engine=None,
+        char_count=0,
+        confidence=0.0,
+        reason=f"beyond max_pages={max_pages}",
+        signals=["max_pages"],
+    )
+    return PageContent(number=number, text="", report=report)
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 6)
+
+
+# -- tables -----------------------------------------------------------------------------
+
+#: how far above a table (in points) a short line counts as its title
+TITLE_GAP = 24.0
+
+
+def find_tables(page: Any) -> list[Table]:
+    """Tables on one pdfplumber page, with text boxes dropped and split rows repaired."""
+    try:
+        found = page.find_tables()
+        tables: list[Table] = []
+        for found_table in found:
+            rows = clean_table_rows(found_table.extract())
+            if rows is None:
+                continue
+            rows, header_rows = collapse_split_header(rows)
+            rows = merge_continuation_rows(rows, header_rows)
+            title = _title_above(page, found_table.bbox)
+            tables.append(Table(rows=rows, index=len(tables), header_rows=header_rows, title=title))
+        return tables
+    finally:
+        page.close()
+
+
+def clean_table_rows(raw: list[list[str | None]]) -> list[list[str]] | None:
+    """Normalise cells and drop empty rows/columns; None when what is left is not a table."""
+    rows = [[" ".join((cell or "").split()) for cell in row] for row in raw]
+    rows = [row for row in rows if any(row)]
+    if not rows:
+        return None
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    keep = [c for c in range(width) if any(row[c] for row in rows)]
+    rows = [[row[c] for c in keep] for row in rows]
+    # one column or one row is a framed text box, not a table
+    if len(keep) < 2 or len(rows) < 2:
+        return None
+    return rows
+
+
+def _looks_numeric(cell: str) -> bool:
+    stripped = cell.replace(",", "").replace(".", "").replace("%", "").replace("-", "").replace(" ", "")
+    return bool(stripped) and stripped.isdigit()
+
+
+def collapse_split_header(rows: list[list[str]]) -> tuple[list[list[str]], int]:
+    """Join a header split over two rows, where the second row only fills the first's blanks."""
+    if len(rows) < 3:
+        return rows, 1
+    top, second = rows[0], rows[1]
+    if not all(top) or not all(second):
+        complementary = all(not (a and b) for a, b in zip(top, second, strict=True))
+        fills_blanks = complementary and any(not a for a in top) and any(second)
+        if fills_blanks and not any(_looks_numeric(c) for c in second):
+            merged = [a or b for a, b in zip(top, second, strict=True)]
+            return [merged, *rows[2:]], 1
+    return rows, 1
+
+
+def merge_continuation_rows(rows: list[list[str]], header_rows: int) -> list[list[str]]:
+    """A body row with an empty first cell continues the row above (a wrapped cell)."""
+    out = [list(row) for row in rows[:header_rows]]
+    for row in rows[header_rows:]:
+        previous = out[-1] if len(out) > header_rows else None
+        if previous is not None and not row[0] and previous[0]:
+            for i, cell in enumerate(row):
+                if cell:
+                    previous[i] = f"{previous[i]} {cell}".strip()
+            continue
+        out.append(list(row))
+    return out
+
+
+def _title_above(page: Any, bbox: tuple[float, float, float, float]) -> str:
+    """The nearest short line just above the table (touching it counts) that starts left of its
+    right edge: captions are often left-aligned over a centred table."""
+    _, top, x1, _ = bbox
+    words = [w for w in page.extract_words() if -3 <= top - w["bottom"] <= TITLE_GAP]
+    if not words:
+        return ""
+    line_bottom = max(w["bottom"] for w in words)
+    line = sorted((w for w in words if abs(w["bottom"] - line_bottom) < 2), key=lambda w: w["x0"])
+    if line[0]["x0"] >= x1:
+        return ""
+    title = " ".join(w["text"] for w in line)
+    return title if len(title) <= 120 else ""

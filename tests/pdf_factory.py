@@ -1,0 +1,226 @@
+"""PDFs built in code for tests: each function returns the bytes of one small PDF.
+
+Importable by any test (``from tests.pdf_factory import text_pdf`` or, with tests on the
+path, ``from pdf_factory import ...``). Nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Sequence
+
+from pypdf import PdfReader, PdfWriter
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas
+from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, TableStyle
+from reportlab.platypus import Table as RLTable
+
+
+def text_pdf(pages: Sequence[str | Sequence[str]]) -> bytes:
+    """One page per item; an item is a line or a list of lines, drawn in Helvetica."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    for page in pages:
+        lines = [page] if isinstance(page, str) else list(page)
+        y = A4[1] - 72
+        for line in lines:
+            pdf.setFont("Helvetica", 11)
+            pdf.drawString(72, y, line)
+            y -= 16
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def numbered_pdf(count: int, template: str = "This is page number {n} of the document.") -> bytes:
+    return text_pdf([template.format(n=n) for n in range(1, count + 1)])
+
+
+def _noise_image(width: int = 400, height: int = 300) -> ImageReader:
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    for i in range(0, height, 12):
+        draw.line((10, i, width - 10, i), fill=(i % 255, 40, 90), width=3)
+    return ImageReader(image)
+
+
+def image_only_pdf(pages: int = 1) -> bytes:
+    """Pages that draw one large picture and have no text layer: a scan's shape."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    for _ in range(pages):
+        pdf.drawImage(_noise_image(), 36, 36, width=A4[0] - 72, height=A4[1] - 72)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def mixed_pdf(text: str = "A native first page with enough words to be trusted as text.") -> bytes:
+    """Page 1 native text, page 2 image only."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, A4[1] - 72, text)
+    pdf.showPage()
+    pdf.drawImage(_noise_image(), 36, 36, width=A4[0] - 72, height=A4[1] - 72)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def encrypted_pdf(
+    plain: bytes,
+    user_password: str | bytes = "",
+    owner_password: str | None = "owner-secret",
+    algorithm: str = "AES-128",
+) -> bytes:
+    """``plain`` encrypted with pypdf. RC4 algorithms store a str password as Latin-1 bytes."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(plain)))
+    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm=algorithm)  # type: ignore[arg-type]
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def truncated_pdf(plain: bytes | None = None, keep: int = 200) -> bytes:
+    """The first ``keep`` bytes of a valid PDF: a download cut short."""
+    return (plain or text_pdf(["cut short"]))[:keep]
+
+
+def raw_pdf(content: bytes, font: bytes, extra_objects: Sequence[bytes] = ()) -> bytes:
+    """A one-page PDF written by hand: ``font`` is the font dictionary (object 5)."""
+    stream = zlib.compress(content)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        font,
+        *extra_objects,
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def _text_content(lines: Sequence[bytes]) -> bytes:
+    parts = [b"BT /F1 12 Tf 72 770 Td 16 TL"]
+    for line in lines:
+        escaped = line.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+        parts.append(b"(" + escaped + b") Tj T*")
+    parts.append(b"ET")
+    return b"\n".join(parts)
+
+
+def differences_font_pdf(
+    lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
+) -> bytes:
+    """A simple font whose /Encoding /Differences gives every letter a low code (1, 2, ...)
+    named by a glyph name with no Unicode meaning (/g1, /g2, ...), and no /ToUnicode.
+
+    This is how subsetting tools break PDFs in the wild: the text is stored, but pdfium
+    yields control characters, pypdf '/g0/g4', pdfminer '(cid:1)' and pdftotext control
+    characters again: no engine can recover it.
+    """
+    letters = sorted({ord(ch) for line in lines for ch in line if ch.isalpha()})
+    code_of = {letter: i + 1 for i, letter in enumerate(letters)}
+    differences = b" ".join(b"%d /g%d" % (code, code) for code in code_of.values())
+    font = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /FirstChar 0 /LastChar 255 /Widths ["
+        + b" 500" * 256
+        + b"] /Encoding << /Type /Encoding /Differences ["
+        + differences
+        + b"] >> >>"
+    )
+    content = [bytes(code_of.get(ord(ch), ord(ch)) for ch in line) for line in lines]
+    return raw_pdf(_text_content(content), font)
+
+
+def shifted_font_pdf(
+    lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
+    shift: int = 3,
+) -> bytes:
+    """Letters re-mapped by /Differences to other real glyph names (a -> d, ...): extraction
+    yields a word-shaped substitution cipher ('Wkh txduwhuob...')."""
+    entries = []
+    for base in (ord("a"), ord("A")):
+        for i in range(26):
+            entries.append(b"%d /%s" % (base + i, chr(base + (i + shift) % 26).encode()))
+    font = (
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+        b"/Encoding << /Type /Encoding /BaseEncoding /WinAnsiEncoding /Differences [" + b" ".join(entries) + b"] >> >>"
+    )
+    return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font)
+
+
+def no_space_pdf(words: Sequence[str] = ("What", "is", "Earth", "Science?")) -> bytes:
+    """Words placed one by one with gaps but no space characters: some engines run them together."""
+    parts = [b"BT /F1 12 Tf"]
+    x = 72.0
+    for word in words:
+        parts.append(b"1 0 0 1 %.1f 770 Tm (%s) Tj" % (x, word.encode("latin-1")))
+        x += 7.0 * len(word) + 6.0
+    parts.append(b"ET")
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+    return raw_pdf(b"\n".join(parts), font)
+
+
+def empty_pages_pdf() -> bytes:
+    """A syntactically valid PDF with a page tree of zero pages."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 3\n0000000000 65535 f \n")
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
+    return out.getvalue()
+
+
+def table_pdf(
+    rows: Sequence[Sequence[str]] = (
+        ("Region", "Revenue", "Growth"),
+        ("North", "1,200", "4%"),
+        ("South", "950", "2%"),
+        ("East", "1,430", "7%"),
+    ),
+    title: str = "Table 1: Revenue by region",
+    boxed_note: str | None = None,
+) -> bytes:
+    """A page with a title line, a ruled grid table and (optionally) a framed one-cell note."""
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer, pagesize=A4)
+    styles = getSampleStyleSheet()
+    story: list[object] = [Paragraph("Quarterly figures for all regions are listed below.", styles["Normal"])]
+    story += [Spacer(1, 12), Paragraph(title, styles["Normal"])]
+    grid = RLTable([list(r) for r in rows])
+    grid.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    story.append(grid)
+    if boxed_note:
+        story.append(Spacer(1, 24))
+        note = RLTable([[boxed_note]])
+        note.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 0.5, colors.black)]))
+        story.append(note)
+    doc.build(story)  # type: ignore[arg-type]
+    return buffer.getvalue()
