@@ -1,0 +1,127 @@
+"""The workflow steps over a local ObjectStore: batching, idempotent retries, verdicts,
+and reports that validate against the published schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from papersift.pipeline import (
+    assemble_document,
+    decode_options,
+    document_id,
+    document_item,
+    encode_options,
+    extract_batch,
+    page_key,
+    plan_document,
+    process_document,
+    settings_for_document,
+)
+from papersift.settings import Settings
+from papersift.storage import LocalDirStore
+
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[2] / "layers/papersift/python/papersift/schema/report.schema.json").read_text()
+)
+
+
+def _store_with(tmp_path: Path, name: str, data: bytes, options: dict | None = None) -> tuple[LocalDirStore, str]:
+    store = LocalDirStore(tmp_path / "bucket")
+    key = f"incoming/{name}"
+    store.put(key, data, metadata={"papersift-options": encode_options(options)} if options else None)
+    return store, key
+
+
+def test_document_id_is_stable_per_object_version_and_distinct_across_versions():
+    assert document_id("b", "k", "v1") == document_id("b", "k", "v1")
+    assert document_id("b", "k", "v1") != document_id("b", "k", "v2")
+    assert document_id("b", "k", None, '"abc"') == document_id("b", "k", None, "abc")
+    assert len(document_id("b", "x" * 900)) <= 80, "execution names are at most 80 characters"
+
+
+def test_options_round_trip_non_ascii_and_space_only_passwords():
+    options = {"passwords": ["garçon", "    "], "extract_tables": True}
+    assert decode_options({"papersift-options": encode_options(options)}) == options
+    settings = settings_for_document(Settings(passwords=("base",)), {"papersift-options": encode_options(options)})
+    assert settings.passwords == ("base", "garçon", "    ") and settings.extract_tables is True
+
+
+def test_plan_cuts_a_pdf_into_batches_of_the_configured_size(tmp_path, pdf_factory):
+    store, key = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(23))
+    plan = plan_document(store, {"doc_id": "d1", "key": key}, Settings(page_batch_size=10))
+    assert plan["status"] == "ready" and plan["page_count"] == 23
+    assert [(b["first_page"], b["last_page"]) for b in plan["batches"]] == [(1, 10), (11, 20), (21, 23)]
+    assert not plan["use_distributed_map"]
+
+
+def test_large_plans_move_batches_to_a_manifest_for_the_distributed_map(tmp_path, pdf_factory):
+    store, key = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(12))
+    plan = plan_document(store, {"doc_id": "d2", "key": key}, Settings(page_batch_size=2, distributed_map_threshold=3))
+    assert plan["use_distributed_map"] and plan["batches"] == [], "state stays small"
+    manifest = json.loads(store.get(plan["manifest_key"]))
+    assert len(manifest) == 6 and manifest[-1]["last_page"] == 12
+
+
+def test_retried_batch_skips_pages_already_written(tmp_path, pdf_factory, monkeypatch):
+    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(3))
+    plan = plan_document(store, {"doc_id": "d3", "key": key}, Settings())
+    extract_batch(store, plan["batches"][0], Settings())
+    assert store.exists(page_key("d3", 3))
+    import papersift.formats as formats
+
+    monkeypatch.setattr(formats, "extract_units", lambda *a, **k: pytest.fail("finished pages re-extracted"))
+    assert extract_batch(store, plan["batches"][0], Settings())["skipped"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "status", "reason_part"),
+    [
+        ("empty.txt", b"", "empty", "empty"),
+        ("blob.bin", bytes(range(256)) * 8, "unsupported", "unknown"),
+        ("broken.pdf", b"%PDF-1.7\n1 0 obj <</Type /Catalog>>\n", "failed", ""),
+    ],
+)
+def test_bad_input_ends_with_a_status_and_a_reason(tmp_path, name, data, status, reason_part):
+    store, key = _store_with(tmp_path, name, data)
+    report = process_document(store, key, Settings())
+    assert report.status == status
+    assert report.reason and reason_part in report.reason.lower()
+    assert store.exists(f"results/{report.doc_id}/report.json")
+
+
+def test_text_and_report_cover_every_page_and_validate_against_the_schema(tmp_path, pdf_factory):
+    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(30))
+    report = process_document(store, key, Settings(page_batch_size=7))
+    assert report.status == "clean" and report.page_count == 30
+    text = store.get(f"results/{report.doc_id}/text.txt").decode()
+    for n in range(1, 31):
+        assert f"page number {n} of" in text
+    assert text.count("\f") == 29, "pages are separated by form feeds"
+    data = json.loads(store.get(f"results/{report.doc_id}/report.json"))
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert [p["number"] for p in data["pages"]] == list(range(1, 31))
+
+
+def test_encrypted_pdf_opens_with_a_password_from_the_upload_options(tmp_path, pdf_factory):
+    locked = pdf_factory.encrypted_pdf(pdf_factory.numbered_pdf(2), user_password="s3cret")
+    store, key = _store_with(tmp_path, "locked.pdf", locked)
+    assert process_document(store, key, Settings()).status == "encrypted"
+    store, key = _store_with(tmp_path / "2", "locked.pdf", locked, {"passwords": ["wrong", "s3cret"]})
+    assert process_document(store, key, Settings()).status == "clean"
+
+
+def test_catch_target_records_failed_and_the_item_says_not_trusted(tmp_path):
+    store = LocalDirStore(tmp_path / "bucket")
+    report = assemble_document(
+        store,
+        {"doc_id": "dx", "key": "incoming/x.pdf", "error": {"Error": "States.Timeout", "Cause": "took too long"}},
+        Settings(),
+    )
+    item = document_item(report)
+    assert item["status"] == "failed" and item["trusted"] is False
+    assert "States.Timeout" in item["reason"] and "took too long" in item["reason"]
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(store.get("results/dx/report.json")))
