@@ -31,6 +31,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 from urllib.request import Request, urlopen
 
+from papersift.pipeline import OPTIONS_METADATA_KEY, encode_options
 from papersift.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +47,6 @@ PLACEHOLDERS: Mapping[str, str] = {
     "assemble": "AssembleFunctionArn",
     "unpack": "UnpackFunctionArn",
 }
-OPTIONS_METADATA_KEY = "papersift-options"
 INCOMING_PREFIX = "incoming/"
 #: the stack's redrive policy: a poison message goes to the DLQ after this many receives
 MAX_RECEIVE_COUNT = 5
@@ -107,11 +107,6 @@ class DocumentOutcome:
     @property
     def results_prefix(self) -> str:
         return f"results/{self.doc_id}/"
-
-
-def _unused_encode_options(options: Mapping[str, Any]) -> str:
-    """Per-document options as S3 metadata: base64(JSON), so passwords stay out of workflow history."""
-    return base64.b64encode(json.dumps(dict(options), ensure_ascii=False).encode("utf-8")).decode("ascii")
 
 
 def _load_module(path: Path, name: str) -> ModuleType:
@@ -555,7 +550,7 @@ class LocalAws:
     def outcomes(self, keys: Sequence[str]) -> list[DocumentOutcome]:
         """What happened to each dropped key (and its archive members), from executions and DynamoDB."""
         executions = self.executions()
-        items = self._items()
+        items = self.items()
         by_parent: dict[str, list[dict[str, Any]]] = {}
         for execution in executions:
             parent = execution["input"].get("parent_doc_id")
@@ -598,7 +593,7 @@ class LocalAws:
                 outcome.members.append(self._outcome(child, items, by_parent, name, depth + 1))
         return outcome
 
-    def _items(self) -> dict[str, dict[str, Any]]:
+    def items(self) -> dict[str, dict[str, Any]]:
         from boto3.dynamodb.types import TypeDeserializer
 
         deserializer = TypeDeserializer()

@@ -1,0 +1,243 @@
+"""`papersift run` (the whole pipeline on an embedded AWS) and `papersift extract` (library only).
+
+Exit codes: 0 when every input got a recorded status (a bad input is a result, not a failure),
+1 when papersift itself broke (a runner exception, or an input left without any status),
+2 for bad usage or settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from papersift.errors import SettingsError
+from papersift.settings import OCR_MODES, Settings
+from papersift_cli.output import FileResult, print_summary, unique_names, write_flat, write_folder
+from papersift_cli.progress import Progress
+
+EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
+#: Retry waits of the workflow are multiplied by this locally: a laptop has no throttling to wait out
+CLI_RETRY_TIME_SCALE = 0.05
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="papersift", description="Extract text from documents, page by page.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the whole pipeline on an embedded AWS (moto), in this process")
+    extract = commands.add_parser("extract", help="extract with the core library only (no AWS)")
+    for sub in (run, extract):
+        sub.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or directories (walked)")
+        sub.add_argument("--out", type=Path, required=True, metavar="DIR", help="output directory")
+        sub.add_argument("--password", action="append", default=None, metavar="P",
+                         help="password to try on encrypted files (repeatable)")
+        sub.add_argument("--tables", action="store_true", default=None, help="detect tables (Markdown)")
+        sub.add_argument("--ocr", choices=OCR_MODES, default=None, metavar="MODE",
+                         help=f"OCR routing: {', '.join(OCR_MODES)}")
+        sub.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
+        sub.add_argument("--batch-size", type=str, default=None, metavar="N", help="pages per extract batch")
+        sub.add_argument("--clean", action="store_true", default=None, help="also write cleaned text")
+        sub.add_argument("--flat", action="store_true",
+                         help="write DIR/<name>.txt and DIR/<name>.status (the corpus scorer's layout)")
+        sub.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
+                     help="give up waiting for the workflow after this long")
+    return parser
+
+
+def load_settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if args.password:
+        overrides["passwords"] = list(args.password)
+    if args.tables:
+        overrides["extract_tables"] = True
+    if args.ocr is not None:
+        overrides["ocr_mode"] = args.ocr
+    if args.batch_size is not None:
+        overrides["page_batch_size"] = args.batch_size
+    if args.clean:
+        overrides["clean_text"] = True
+    if args.config is not None:
+        return Settings.from_toml(args.config, overrides)
+    return Settings.from_mapping(overrides, source="command line")
+
+
+def collect_inputs(paths: Sequence[Path]) -> list[Path]:
+    """Files as given, directories walked in sorted order; a missing path is a usage error."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"no such file or directory: {path}")
+    return files
+
+
+def document_options(settings: Settings) -> dict[str, Any]:
+    """Per-upload options (S3 metadata): passwords never go into the Lambdas' environment."""
+    options: dict[str, Any] = {"extract_tables": settings.extract_tables, "ocr_mode": settings.ocr_mode,
+                               "clean_text": settings.clean_text}
+    if settings.passwords:
+        options["passwords"] = list(settings.passwords)
+    return options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoverable-file warnings are in the report
+    try:
+        settings = load_settings(args)
+        inputs = collect_inputs(args.paths)
+    except (SettingsError, FileNotFoundError) as exc:
+        print(f"papersift: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not inputs:
+        print("papersift: error: no input files", file=sys.stderr)
+        return EXIT_USAGE
+    names = unique_names(inputs)
+    progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
+    started = time.monotonic()
+    try:
+        if args.command == "run":
+            results = run_pipeline(inputs, names, settings, progress, args.timeout)
+        else:
+            results = extract_locally(inputs, names, settings, progress)
+    except Exception as exc:  # noqa: BLE001 - the runner itself broke: say so and exit non-zero
+        progress.close()
+        print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_BROKEN
+    finally:
+        progress.close()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        if args.flat:
+            write_flat(result, args.out)
+        else:
+            write_folder(result, args.out)
+    print_summary(results, sys.stdout, time.monotonic() - started)
+    return EXIT_BROKEN if any(r.broken for r in results) else EXIT_OK
+
+
+def open_devnull() -> Any:
+    import os
+
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process's progress
+
+
+# -- papersift run ------------------------------------------------------------------------
+
+
+def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
+                 timeout: float) -> list[FileResult]:
+    from papersift_cli.local_aws import LocalAws
+
+    options = document_options(settings)
+    with LocalAws(settings, retry_time_scale=CLI_RETRY_TIME_SCALE) as aws:
+        keys: list[str] = []
+        for path, name in zip(inputs, names, strict=True):
+            progress.update(current=f"uploading {name}")
+            keys.append(aws.drop(path, options, name=name))
+        watcher = _Watcher(aws, keys, progress)
+        finished = aws.wait(keys, timeout=timeout, on_poll=watcher.on_poll)
+        if not finished:
+            progress.log(f"papersift: gave up waiting after {timeout:.0f}s")
+        results = []
+        for name, outcome in zip(names, aws.outcomes(keys), strict=True):
+            result = _result_from_outcome(aws, name, outcome, finished)
+            results.append(result)
+            watcher.report(result, outcome.key)
+        return results
+
+
+def _result_from_outcome(aws: Any, name: str, outcome: Any, finished: bool) -> FileResult:
+    files = {key.rsplit("/", 1)[-1]: aws.read(key) for key in aws.result_keys(outcome)}
+    status, reason = "", ""
+    if outcome.broken:
+        status = "timeout" if not finished and outcome.execution_status in (None, "RUNNING") else "missing"
+        reason = outcome.reason
+    result = FileResult.from_files(name, files, outcome.seconds, status=status, reason=reason, broken=outcome.broken)
+    if not outcome.broken:
+        result.status, result.reason = outcome.status, outcome.reason
+    result.members = [_result_from_outcome(aws, m.source_name, m, finished) for m in outcome.members]
+    return result
+
+
+class _Watcher:
+    """Turns execution polls into progress: live page counts, one line per finished file."""
+
+    def __init__(self, aws: Any, keys: Sequence[str], progress: Progress) -> None:
+        self.aws = aws
+        self.keys = set(keys)
+        self.progress = progress
+        self.reported: set[str] = set()
+        self.pages_finished = 0
+
+    def on_poll(self, executions: list[dict[str, Any]]) -> None:
+        running: list[dict[str, Any]] = []
+        for execution in executions:
+            execution_input = execution["input"]
+            key = execution_input.get("key")
+            if execution_input.get("parent_doc_id") or key not in self.keys:
+                continue
+            if execution["status"] == "RUNNING":
+                running.append(execution)
+            elif key not in self.reported:
+                item = self.aws.items().get(execution_input.get("doc_id", ""), {})
+                stop = execution.get("stopDate")
+                seconds = (stop - execution["startDate"]).total_seconds() if stop else 0.0
+                pages = int(item.get("page_count") or 0)
+                self.pages_finished += pages
+                self.reported.add(key)
+                self.progress.finished(str(execution_input.get("source_name") or key),
+                                       str(item.get("status") or f"execution {execution['status'].lower()}"),
+                                       pages, seconds, str(item.get("reason") or ""))
+        if self.progress.live:
+            in_flight = self.aws.count_pages_done(e["input"]["doc_id"] for e in running if "doc_id" in e["input"])
+            current = str(running[0]["input"].get("source_name", "")) if running else ""
+            self.progress.update(pages_done=self.pages_finished + in_flight, current=current)
+
+    def report(self, result: FileResult, key: str) -> None:
+        if key not in self.reported:
+            self.reported.add(key)
+            self.progress.finished(result.name, result.status, result.pages, result.seconds, result.reason)
+
+
+# -- papersift extract --------------------------------------------------------------------
+
+
+def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings,
+                    progress: Progress) -> list[FileResult]:
+    """The same steps as the workflow, in this process, over a directory store."""
+    from papersift.pipeline import process_document, results_prefix
+    from papersift.storage import LocalDirStore
+
+    results: list[FileResult] = []
+    with tempfile.TemporaryDirectory(prefix="papersift-") as tmp:
+        store = LocalDirStore(Path(tmp))
+        for path, name in zip(inputs, names, strict=True):
+            progress.update(current=name)
+            key = f"incoming/{name}"
+            store.upload_file(path, key)
+            started = time.monotonic()
+            report = process_document(store, key, settings, source_name=path.name)
+            prefix = results_prefix(report.doc_id)
+            files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in
+                     k.removeprefix(prefix)}
+            result = FileResult.from_files(name, files, time.monotonic() - started, status=report.status,
+                                           reason=report.reason)
+            result.pages, result.detected_type = report.page_count, report.detected_type
+            results.append(result)
+            progress.update(pages_done=progress.pages_done + report.page_count)
+            progress.finished(name, result.status, result.pages, result.seconds, result.reason)
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""What the CLI writes: one folder per input (or flat files for the corpus scorer) and a summary.
+
+Both `papersift run` and `papersift extract` produce :class:`FileResult` objects, so the two
+commands write the same layout and print the same table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
+
+#: document status -> status understood by the corpus scorer (score.py)
+SCORE_STATUS = {
+    "clean": "ok",
+    "partially_recovered": "ok",
+    "needs_review": "ok",
+    "corrupt_unrecoverable": "ok",
+    "empty": "ok",
+    "encrypted": "encrypted",
+    "unsupported": "error",
+    "failed": "error",
+    "timeout": "timeout",
+}
+
+
+@dataclass
+class FileResult:
+    """One input (or archive member) after extraction, with its result files in memory."""
+
+    name: str
+    status: str
+    reason: str = ""
+    detected_type: str = ""
+    pages: int = 0
+    seconds: float = 0.0
+    engines: dict[str, int] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)  # text.txt, document.md, report.json, ...
+    members: list[FileResult] = field(default_factory=list)
+    broken: bool = False  # papersift failed to record any status for it
+
+    @classmethod
+    def from_files(cls, name: str, files: dict[str, bytes], seconds: float, status: str = "", reason: str = "",
+                   broken: bool = False) -> FileResult:
+        """Fill type, pages and engines from report.json when there is one."""
+        report: dict[str, Any] = {}
+        if "report.json" in files:
+            try:
+                report = json.loads(files["report.json"])
+            except ValueError:
+                report = {}
+        return cls(
+            name=name,
+            status=status or str(report.get("status") or "missing"),
+            reason=reason or str(report.get("reason") or ""),
+            detected_type=str(report.get("detected_type") or ""),
+            pages=int(report.get("page_count") or 0),
+            seconds=seconds,
+            engines={str(k): int(v) for k, v in (report.get("engines") or {}).items()},
+            files=files,
+            broken=broken,
+        )
+
+    @property
+    def text(self) -> str:
+        return self.files.get("text.txt", b"").decode("utf-8", errors="replace")
+
+    def all_text(self) -> str:
+        """Own text followed by every member's, so an archive's phrase is found in one file."""
+        parts = [self.text] if self.text else []
+        for member in self.members:
+            member_text = member.all_text()
+            if member_text:
+                parts.append(f"\n\n--- {member.name} ---\n{member_text}")
+        return "".join(parts)
+
+
+def unique_names(paths: Sequence[Path]) -> list[str]:
+    """Output names by input file name; a repeated name gets a stable -2, -3... by input order."""
+    taken: set[str] = set()
+    names: list[str] = []
+    for path in paths:
+        name = path.name or "unnamed"
+        candidate, number = name, 1
+        while candidate in taken:
+            number += 1
+            candidate = f"{Path(name).stem}-{number}{Path(name).suffix}"
+        taken.add(candidate)
+        names.append(candidate)
+    return names
+
+
+def _safe_relative(name: str) -> Path:
+    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".", "..", "/")]
+    return Path(*parts) if parts else Path("member")
+
+
+def write_folder(result: FileResult, out_dir: Path) -> Path:
+    """DIR/<name>/{text.txt,document.md,report.json,...} and members under members/<path>/."""
+    target = out_dir / _safe_relative(result.name)
+    target.mkdir(parents=True, exist_ok=True)
+    for file_name, data in result.files.items():
+        (target / file_name).write_bytes(data)
+    if not result.files:
+        status = {"status": result.status, "reason": result.reason}
+        (target / "status.json").write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
+    for member in result.members:
+        write_folder(member, target / "members")
+    return target
+
+
+def write_flat(result: FileResult, out_dir: Path) -> None:
+    """DIR/<name>.txt + DIR/<name>.status (+ .report.json): the layout the corpus scorer reads."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{result.name}.txt").write_text(result.all_text(), encoding="utf-8")
+    (out_dir / f"{result.name}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
+    if "report.json" in result.files:
+        (out_dir / f"{result.name}.report.json").write_bytes(result.files["report.json"])
+
+
+def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: float) -> None:
+    rows = [("file", "type", "pages", "status", "engines", "seconds")]
+    results = list(results)
+    for r in results:
+        engines = ", ".join(f"{k}:{v}" for k, v in sorted(r.engines.items())) or "-"
+        status = r.status + (f" (+{len(r.members)} members)" if r.members else "")
+        rows.append((r.name, r.detected_type or "-", str(r.pages), status, engines, f"{r.seconds:.1f}"))
+    widths = [min(48, max(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
+    for index, row in enumerate(rows):
+        cells = [cell if len(cell) <= widths[i] else cell[: widths[i] - 1] + "…" for i, cell in enumerate(row)]
+        stream.write("  ".join(c.rjust(widths[i]) if i in (2, 5) else c.ljust(widths[i])
+                               for i, c in enumerate(cells)).rstrip() + "\n")
+        if index == 0:
+            stream.write("  ".join("-" * w for w in widths) + "\n")
+    trusted = sum(r.status in ("clean", "partially_recovered") for r in results)
+    review = sum(r.status in ("needs_review", "corrupt_unrecoverable") for r in results)
+    broken = sum(r.broken for r in results)
+    other = len(results) - trusted - review - broken
+    stream.write(
+        f"{len(results)} file(s), {sum(r.pages for r in results)} page(s): {trusted} trusted, {review} need review, "
+        f"{other} not extracted (empty/encrypted/unsupported/failed), {broken} broken; {wall_seconds:.1f}s\n"
+    )

@@ -1,0 +1,75 @@
+"""Progress for long runs: a redrawn status line on a terminal, plain log lines otherwise.
+
+Logs and CI capture stderr without a terminal; a carriage-return line there is noise, so the
+live line is only drawn when the stream is a TTY. Per-file lines are printed in both cases.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+from typing import TextIO
+
+
+class Progress:
+    def __init__(self, total_files: int, stream: TextIO | None = None, live: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.total_files = total_files
+        self.files_done = 0
+        self.pages_done = 0
+        self.current = ""
+        self._drawn = False
+        self._lock = threading.Lock()
+
+    def update(self, pages_done: int | None = None, current: str | None = None) -> None:
+        """New counts while files run: redraws the live line (no output without a TTY)."""
+        with self._lock:
+            if pages_done is not None:
+                self.pages_done = pages_done
+            if current is not None:
+                self.current = current
+            if self.live:
+                self._draw()
+
+    def finished(self, name: str, status: str, pages: int, seconds: float, reason: str = "") -> None:
+        """One file is done: a permanent line, then the live line again."""
+        with self._lock:
+            self.files_done += 1
+            line = f"[{self.files_done}/{self.total_files}] {name}: {status}, {pages} page(s), {seconds:.1f}s"
+            if reason and status not in ("clean",):
+                line += f" ({reason})"
+            self._clear()
+            self.stream.write(line + "\n")
+            if self.live:
+                self._draw()
+            self.stream.flush()
+
+    def log(self, message: str) -> None:
+        with self._lock:
+            self._clear()
+            self.stream.write(message + "\n")
+            if self.live:
+                self._draw()
+            self.stream.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._clear()
+            self.stream.flush()
+
+    def _draw(self) -> None:
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        line = f"papersift: {self.files_done}/{self.total_files} files, {self.pages_done} pages"
+        if self.current:
+            line += f" | {self.current}"
+        self.stream.write("\r" + line[:width].ljust(width))
+        self.stream.flush()
+        self._drawn = True
+
+    def _clear(self) -> None:
+        if self._drawn:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r" + " " * width + "\r")
+            self._drawn = False
