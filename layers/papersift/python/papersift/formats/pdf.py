@@ -70,9 +70,13 @@ class _PageWork:
 
 
 def _better(new: _Candidate, old: _Candidate | None) -> bool:
-    """Trust beats suspicion, then a strictly higher score wins; ties keep the earlier engine."""
+    """Trust beats suspicion, then a strictly higher score wins; ties keep the earlier engine.
+    An empty text never displaces words: partly readable text is worth more than nothing."""
     if old is None:
         return True
+    new_empty, old_empty = not new.text.strip(), not old.text.strip()
+    if new_empty != old_empty:
+        return old_empty
     if new.verdict.suspect != old.verdict.suspect:
         return not new.verdict.suspect
     return new.verdict.score > old.verdict.score
