@@ -27,6 +27,7 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "docx": "papersift.formats.office:extract_docx",
     "xlsx": "papersift.formats.office:extract_xlsx",
     "xlsm": "papersift.formats.office:extract_xlsx",
+    "pptx": "papersift.formats.office:extract_pptx",
 }
 
 PAGED_KINDS = frozenset({"pdf"})
