@@ -184,6 +184,7 @@ class LocalAws:
         self._saved_env: dict[str, str | None] = {}
         self._saved_invoke: Any = None
         self._saved_retrier_time: Any = None
+        self._saved_s3_event: Any = None
         self._saved_sfn_config: Any = None
         self._clients: dict[str, Any] = {}
         self._execution_inputs: dict[str, dict[str, Any]] = {}
@@ -308,6 +309,23 @@ class LocalAws:
         self._saved_retrier_time = retrier_decl.time
         retrier_decl.time = _ScaledTime(self.retry_time_scale)  # type: ignore[assignment]
 
+        from moto.s3 import notifications
+
+        original_event = notifications._get_s3_event
+
+        def s3_event(event_name: str, bucket: Any, key: Any, notification_id: str) -> dict[str, Any]:
+            # AWS puts the object's versionId into the notification; moto leaves it out, and the
+            # document id (dedupe) is derived from it.
+            event = original_event(event_name, bucket, key, notification_id)
+            version_id = getattr(key, "version_id", None)
+            if version_id and version_id != "null":
+                for record in event["Records"]:
+                    record["s3"]["object"]["versionId"] = version_id
+            return event
+
+        self._saved_s3_event = original_event
+        notifications._get_s3_event = s3_event
+
     def _unpatch_moto(self) -> None:
         from moto.awslambda.models import LambdaFunction
         from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
@@ -318,6 +336,11 @@ class LocalAws:
         if self._saved_retrier_time is not None:
             retrier_decl.time = self._saved_retrier_time
             self._saved_retrier_time = None
+        if self._saved_s3_event is not None:
+            from moto.s3 import notifications
+
+            notifications._get_s3_event = self._saved_s3_event
+            self._saved_s3_event = None
 
     def _post(self, path: str, payload: Mapping[str, Any] | None = None) -> None:
         data = json.dumps(payload or {}).encode("utf-8")
