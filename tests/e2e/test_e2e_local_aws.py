@@ -1,0 +1,92 @@
+"""The embedded AWS behaves like the stack where it matters: dedupe, Retry, Catch, DLQ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus
+
+import pytest
+
+from papersift_cli.local_aws import LocalAws
+
+
+@pytest.fixture
+def aws(local_aws: LocalAws) -> LocalAws:
+    local_aws.reset_documents()
+    saved = dict(local_aws.handlers)
+    yield local_aws  # type: ignore[misc]
+    local_aws.handlers.clear()
+    local_aws.handlers.update(saved)
+
+
+def _text_file(tmp_path: Path, name: str = "note.txt") -> Path:
+    path = tmp_path / name
+    path.write_text("The ferry leaves at dawn from the northern pier.\n", encoding="utf-8")
+    return path
+
+
+def test_a_duplicate_notification_starts_no_second_execution(aws: LocalAws, tmp_path: Path) -> None:
+    key = aws.drop(_text_file(tmp_path, "dupe.txt"))
+    assert aws.wait([key], timeout=60)
+    head = aws.client("s3").head_object(Bucket=aws.bucket, Key=key)
+    record = {"eventName": "ObjectCreated:Put", "eventSource": "aws:s3",
+              "s3": {"bucket": {"name": aws.bucket},
+                     "object": {"key": quote_plus(key), "eTag": head["ETag"].strip('"'),
+                                "versionId": head["VersionId"], "size": head["ContentLength"]}}}
+    aws.client("sqs").send_message(QueueUrl=aws.queue_url, MessageBody=json.dumps({"Records": [record]}))
+    assert aws.wait([key], timeout=60)
+    assert [name for name, _ in aws.invocations].count("ingest") == 2
+    assert len([e for e in aws.executions() if e["input"]["key"] == key]) == 1
+    assert len(aws.items()) == 1
+    (outcome,) = aws.outcomes([key])
+    assert outcome.status == "clean"
+
+
+def test_a_handler_exception_is_caught_and_recorded_as_failed(aws: LocalAws, tmp_path: Path) -> None:
+    def extract_on_fire(event: Any, context: Any) -> Any:
+        raise RuntimeError("disk on fire while extracting")
+
+    aws.handlers["extract"] = extract_on_fire
+    key = aws.drop(_text_file(tmp_path))
+    assert aws.wait([key], timeout=60)
+    (outcome,) = aws.outcomes([key])
+    assert outcome.execution_status == "SUCCEEDED"
+    assert outcome.status == "failed"
+    assert "disk on fire" in outcome.reason or "RuntimeError" in outcome.reason
+    assert not outcome.broken
+
+
+def test_a_transient_lambda_error_is_retried_without_waiting(aws: LocalAws, tmp_path: Path) -> None:
+    real_extract = aws.handlers["extract"]
+    service_exception = type("Lambda.ServiceException", (Exception,), {})
+    calls: list[int] = []
+
+    def flaky_extract(event: Any, context: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise service_exception("throttled by a test")
+        return real_extract(event, context)
+
+    aws.handlers["extract"] = flaky_extract
+    key = aws.drop(_text_file(tmp_path))
+    assert aws.wait([key], timeout=20)  # the ASL waits 2 s before a retry; patched to 0 here
+    (outcome,) = aws.outcomes([key])
+    assert outcome.status == "clean"
+    assert len(calls) == 2
+
+
+def test_a_poison_message_ends_in_the_dlq_and_the_file_is_reported_broken(aws: LocalAws, tmp_path: Path) -> None:
+    def ingest_broken(event: Any, context: Any) -> Any:
+        raise ValueError("ingest cannot parse anything today")
+
+    aws.handlers["ingest"] = ingest_broken
+    key = aws.drop(_text_file(tmp_path, "poison.txt"))
+    assert aws.wait([key], timeout=60)
+    (outcome,) = aws.outcomes([key])
+    assert outcome.execution_status is None and outcome.broken
+    assert "DLQ" in outcome.reason
+    dlq = aws.client("sqs").receive_message(QueueUrl=aws.dlq_url, MaxNumberOfMessages=10)
+    assert len(dlq.get("Messages", [])) == 1
+    assert [name for name, _ in aws.invocations].count("ingest") == 5
