@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from papersift.pipeline import (
     assemble_document,
     decode_options,
@@ -125,3 +124,54 @@ def test_catch_target_records_failed_and_the_item_says_not_trusted(tmp_path):
     assert item["status"] == "failed" and item["trusted"] is False
     assert "States.Timeout" in item["reason"] and "took too long" in item["reason"]
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(store.get("results/dx/report.json")))
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_archive_members_become_documents_tagged_with_their_path(tmp_path, pdf_factory):
+    inner = _zip({"deep/note.txt": b"inner note text"})
+    outer = _zip({"edital/anexo_1.pdf": pdf_factory.numbered_pdf(2), "edital/anexos.zip": inner,
+                  "vazio.txt": b"", "../evil.txt": b"x"})
+    store, key = _store_with(tmp_path, "edital.zip", outer)
+    report = process_document(store, key, Settings())
+    by_path = {m.path: m for m in report.members}
+    assert set(by_path) == {"edital/anexo_1.pdf", "edital/anexos.zip", "edital/anexos.zip/deep/note.txt",
+                            "vazio.txt", "../evil.txt"}, "every member ends with a recorded status"
+    assert by_path["edital/anexo_1.pdf"].status == "clean" and by_path["edital/anexo_1.pdf"].page_count == 2
+    assert by_path["vazio.txt"].status == "empty"
+    assert by_path["../evil.txt"].status == "unsafe_path" and by_path["../evil.txt"].doc_id is None
+    assert report.status == "needs_review" and "evil" in report.reason
+    text = store.get(f"results/{report.doc_id}/text.txt").decode()
+    assert "=== edital/anexo_1.pdf ===\nThis is page number 1" in text
+    assert "=== edital/anexos.zip/deep/note.txt ===\ninner note text" in text
+    member_report = json.loads(store.get(f"results/{by_path['edital/anexo_1.pdf'].doc_id}/report.json"))
+    assert member_report["source"]["archive_path"] == "edital/anexo_1.pdf"
+    assert member_report["source"]["parent_doc_id"] == report.doc_id
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(store.get(f"results/{report.doc_id}/report.json")))
+
+
+def test_encrypted_zip_is_reported_encrypted_without_a_password_and_opens_with_one(tmp_path):
+    import shutil
+    import subprocess
+
+    if not shutil.which("7z"):
+        pytest.skip("7z not installed")
+    (tmp_path / "secret.txt").write_text("sealed bid: 147.200,04")
+    subprocess.run(["7z", "a", "-tzip", "-pbid", str(tmp_path / "locked.zip"), str(tmp_path / "secret.txt")],
+                   check=True, capture_output=True)
+    locked = (tmp_path / "locked.zip").read_bytes()
+    store, key = _store_with(tmp_path / "a", "locked.zip", locked)
+    assert process_document(store, key, Settings()).status == "encrypted"
+    store, key = _store_with(tmp_path / "b", "locked.zip", locked, {"passwords": ["bid"]})
+    report = process_document(store, key, Settings())
+    assert report.status == "clean"
+    assert "sealed bid" in store.get(f"results/{report.doc_id}/text.txt").decode()

@@ -11,13 +11,15 @@ import base64
 import binascii
 import hashlib
 import json
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from papersift import __version__, formats
+from papersift import __version__, archives, formats
 from papersift.content import PageContent
 from papersift.errors import (
     EmptyInputError,
@@ -28,7 +30,7 @@ from papersift.errors import (
     SettingsError,
     UnsupportedFormatError,
 )
-from papersift.report import DocumentStatus, ErrorRecord, ExtractionReport, PageStatus
+from papersift.report import DocumentStatus, ErrorRecord, ExtractionReport, MemberReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import FileType, sniff
 from papersift.storage import ObjectStore
@@ -176,12 +178,60 @@ def _add_batches(plan: dict[str, Any], pages: int | None, settings: Settings) ->
 
 
 def _mark_terminal(plan: dict[str, Any], exc: PapersiftError) -> None:
-    status = {
+    terminal: dict[type[PapersiftError], DocumentStatus] = {
         EncryptedInputError: DocumentStatus.ENCRYPTED,
         EmptyInputError: DocumentStatus.EMPTY,
         UnsupportedFormatError: DocumentStatus.UNSUPPORTED,
-    }.get(type(exc), DocumentStatus.FAILED)
+    }
+    status = terminal.get(type(exc), DocumentStatus.FAILED)
     plan.update(status=str(status), reason=str(exc), error_code=exc.code, batches=[], batch_count=0)
+
+
+# -- unpack (archives) -------------------------------------------------------------------
+
+
+def members_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}members.json"
+
+
+def member_items_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}member-items.json"
+
+
+def unpack_archive(store: ObjectStore, request: Mapping[str, Any], settings: Settings, scratch: Path) -> dict[str, Any]:
+    """Unpack an archive (nested ones included) and upload each member as a document of
+    its own under ``members/<doc_id>/<path>``. Every member, processed or not, is recorded
+    in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
+    doc_id, key = request["doc_id"], request["key"]
+    plan = request.get("plan") or {}
+    bucket = request.get("bucket") or plan.get("bucket", "")
+    local_copy = scratch / "archive"
+    metadata = store.download_file(key, local_copy)
+    doc_settings = settings_for_document(settings, metadata)
+    kind = plan.get("kind") or sniff(local_copy.read_bytes()[: 1024 * 1024]).kind
+    result = archives.unpack(local_copy, kind, scratch / "members", archives.ArchiveLimits.from_settings(doc_settings),
+                             doc_settings.passwords, name=request.get("source_name") or key.rsplit("/", 1)[-1])
+    members: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    for member in result.members:
+        entry: dict[str, Any] = member.to_dict()
+        if member.status is archives.MemberStatus.EXTRACTED and member.local_path is not None:
+            member_key = f"members/{doc_id}/{member.path}"
+            # the upload's options (passwords, tables) apply to its members too
+            store.upload_file(member.local_path, member_key, metadata=dict(metadata))
+            member.local_path.unlink()
+            entry["doc_id"] = document_id(bucket, member_key)
+            items.append({"doc_id": entry["doc_id"], "bucket": bucket, "key": member_key,
+                          "source_name": member.path.rsplit("/", 1)[-1], "parent_doc_id": doc_id,
+                          "archive_path": member.path})
+        members.append(entry)
+    summary = {"status": str(result.status), "reason": result.reason, "unlisted": result.unlisted}
+    _put_json(store, members_key(doc_id), {**summary, "members": members})
+    _put_json(store, member_items_key(doc_id), items)
+    distributed = len(items) > settings.distributed_map_threshold
+    return {**summary, "member_count": len(members), "item_count": len(items),
+            "use_distributed_map": distributed, "manifest_key": member_items_key(doc_id),
+            "items": [] if distributed else items}
 
 
 # -- extract ---------------------------------------------------------------------------
@@ -231,10 +281,32 @@ def assemble_document(store: ObjectStore, request: Mapping[str, Any], settings: 
         plan_key = f"{work_prefix(doc_id)}plan.json"
         if store.exists(plan_key):
             plan = {**_get_json(store, plan_key), **plan}
+    if plan.get("status") == "archive" and not request.get("error"):
+        return _assemble_archive(store, request, plan, settings, started)
     pages = load_pages(store, doc_id)
     errors = [ErrorRecord(**_get_json(store, k)) for k in store.list_keys(f"{work_prefix(doc_id)}errors/")]
     failure = request.get("error")
-    report = ExtractionReport(
+    report = _new_report(doc_id, request, plan, settings)
+    report.page_count = len(pages)
+    report.pages = [p.report for p in pages]
+    report.errors = errors
+    report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
+    report.char_count = sum(p.report.char_count for p in pages)
+    report.status, report.reason = _document_verdict(plan, pages, errors, failure)
+    if failure:
+        report.errors.append(ErrorRecord(code=str(failure.get("Error", "failed")),
+                                         reason=_failure_reason(failure)))
+    ocr_cost = sum(p.report.ocr_cost_usd for p in pages)
+    report.cost = {"ocr_usd": round(ocr_cost, 6)}
+    report.timings = {"plan": float(plan.get("seconds", 0.0)),
+                      "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
+    write_results(store, report, pages)
+    return _finish(store, report, started)
+
+
+def _new_report(doc_id: str, request: Mapping[str, Any], plan: Mapping[str, Any],
+                settings: Settings) -> ExtractionReport:
+    return ExtractionReport(
         doc_id=doc_id,
         source={
             "bucket": plan.get("bucket") or request.get("bucket", ""),
@@ -248,27 +320,82 @@ def assemble_document(store: ObjectStore, request: Mapping[str, Any], settings: 
         detected_by=plan.get("detected_by", ""),
         status="",
         reason="",
-        page_count=len(pages),
-        pages=[p.report for p in pages],
-        errors=errors,
+        page_count=0,
         settings=settings.public_dict(),
         papersift_version=__version__,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
-    report.char_count = sum(p.report.char_count for p in pages)
-    report.status, report.reason = _document_verdict(plan, pages, errors, failure)
-    if failure:
-        report.errors.append(ErrorRecord(code=str(failure.get("Error", "failed")),
-                                         reason=_failure_reason(failure)))
-    ocr_cost = sum(p.report.ocr_cost_usd for p in pages)
-    report.cost = {"ocr_usd": round(ocr_cost, 6)}
-    report.timings = {"plan": float(plan.get("seconds", 0.0)),
-                      "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
-    write_results(store, report, pages)
+
+
+def _finish(store: ObjectStore, report: ExtractionReport, started: float) -> ExtractionReport:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
-    _put_json(store, f"{results_prefix(doc_id)}report.json", report.to_dict())
+    _put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
     return report
+
+
+def member_tag(path: str) -> str:
+    """The line that precedes each member's text in an archive's text.txt."""
+    return f"=== {path} ==="
+
+
+def _assemble_archive(store: ObjectStore, request: Mapping[str, Any], plan: Mapping[str, Any], settings: Settings,
+                      started: float) -> ExtractionReport:
+    """An archive's result is its members': their text under tag lines, and one member
+    entry per archive member, with the member document's own status where it was processed."""
+    doc_id = request["doc_id"]
+    report = _new_report(doc_id, request, plan, settings)
+    unpacked: dict[str, Any] = {"status": "corrupt", "reason": "the archive was not unpacked", "members": []}
+    if store.exists(members_key(doc_id)):
+        unpacked = _get_json(store, members_key(doc_id))
+    texts: list[str] = []
+    markdown: list[str] = []
+    for entry in unpacked["members"]:
+        member = MemberReport(path=entry["path"], status=entry["status"], reason=entry.get("reason", ""),
+                              size=entry.get("size"), doc_id=entry.get("doc_id"))
+        member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
+        if member.doc_id and store.exists(member_prefix + "report.json"):
+            member_report = ExtractionReport.from_dict(_get_json(store, member_prefix + "report.json"))
+            member.status, member.reason = member_report.status, member_report.reason
+            member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
+            report.char_count += member_report.char_count
+            for engine, count in member_report.engines.items():
+                report.engines[engine] = report.engines.get(engine, 0) + count
+            texts.append(member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8"))
+            markdown.append(f"## {member.path}\n\n" + store.get(member_prefix + "document.md").decode("utf-8"))
+        elif member.doc_id:
+            member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
+        report.members.append(member)
+    report.status, report.reason = _archive_verdict(unpacked, report.members)
+    prefix = results_prefix(doc_id)
+    store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")
+    store.put(prefix + "document.md", "\n\n".join(markdown).encode("utf-8"), "text/markdown; charset=utf-8")
+    return _finish(store, report, started)
+
+
+#: member statuses of archives.MemberStatus that mean "processed as a document"
+_UNPACK_ONLY = frozenset({"nested_archive_expanded"})
+
+
+def _archive_verdict(unpacked: Mapping[str, Any], members: list[MemberReport]) -> tuple[str, str]:
+    documents = [m for m in members if m.doc_id]
+    archive_status, archive_reason = unpacked.get("status", "ok"), unpacked.get("reason", "")
+    if not documents:
+        status = {"encrypted": DocumentStatus.ENCRYPTED, "empty": DocumentStatus.EMPTY,
+                  "unsupported": DocumentStatus.UNSUPPORTED}.get(archive_status, DocumentStatus.FAILED)
+        if archive_status == "ok":
+            status = DocumentStatus.EMPTY if not members else DocumentStatus.NEEDS_REVIEW
+        return str(status), archive_reason or f"no member could be extracted ({len(members)} listed)"
+    untrusted = [m for m in documents if m.status not in ("clean", "partially_recovered")]
+    not_extracted = [m for m in members if not m.doc_id and m.status not in _UNPACK_ONLY]
+    problems = [f"{m.path}: {m.status}" for m in (*untrusted, *not_extracted)]
+    if archive_status != "ok":
+        problems.insert(0, f"archive {archive_status}: {archive_reason}")
+    if problems:
+        more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
+        return str(DocumentStatus.NEEDS_REVIEW), "; ".join(problems[:5]) + more
+    recovered = any(m.status == "partially_recovered" for m in documents)
+    status = DocumentStatus.PARTIALLY_RECOVERED if recovered else DocumentStatus.CLEAN
+    return str(status), f"all {len(documents)} member document(s) trusted"
 
 
 def _failure_reason(failure: Mapping[str, Any]) -> str:
@@ -359,16 +486,23 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
 
 
 def process_document(store: ObjectStore, key: str, settings: Settings, source_name: str = "",
-                     doc_id: str | None = None) -> ExtractionReport:
-    """Plan, extract every batch and assemble, in this process: `papersift extract`."""
+                     doc_id: str | None = None, **member_of: str) -> ExtractionReport:
+    """Plan, extract every batch (or unpack and process every member) and assemble, in
+    this process: what the workflow does, for `papersift extract`."""
     request = {"doc_id": doc_id or document_id("local", key), "key": key, "bucket": "local",
-               "source_name": source_name or key.rsplit("/", 1)[-1]}
+               "source_name": source_name or key.rsplit("/", 1)[-1], **member_of}
     try:
         plan = plan_document(store, request, settings)
         if plan["status"] == "ready":
             batches = plan["batches"] or _get_json(store, plan["manifest_key"])
             for batch in batches:
                 extract_batch(store, batch, settings)
+        elif plan["status"] == "archive":
+            with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
+                unpacked = unpack_archive(store, {**request, "plan": plan}, settings, Path(scratch))
+            for item in unpacked["items"] or _get_json(store, unpacked["manifest_key"]):
+                process_document(store, item["key"], settings, item["source_name"], item["doc_id"],
+                                 parent_doc_id=item["parent_doc_id"], archive_path=item["archive_path"])
         return assemble_document(store, {**request, "plan": plan}, settings)
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         error = {"Error": type(exc).__name__, "Cause": str(exc)}

@@ -161,7 +161,7 @@ def sniff(data: bytes, name: str = "") -> FileType:
         return _ft("empty", "empty")
     ext = _extension(name)
     head = data[:1024]
-    if b"%PDF" in head:
+    if data.startswith(b"%PDF"):
         return _ft("pdf", "magic")
     if data.startswith(_ZIP_MAGICS):
         return _zip_kind(data)
@@ -171,6 +171,10 @@ def sniff(data: bytes, name: str = "") -> FileType:
         if data.startswith(magic):
             return _ft(kind, "magic")
     found = _weak_magic(data)
+    # a PDF may carry junk before its header, but an archive holding a PDF also shows
+    # "%PDF" early: only after every container magic has had its say is it a PDF
+    if not found and b"%PDF" in head:
+        return _ft("pdf", "magic")
     if found:
         return _ft(found, "magic")
     return _text_kind(data, ext)
