@@ -28,6 +28,17 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "xlsx": "papersift.formats.office:extract_xlsx",
     "xlsm": "papersift.formats.office:extract_xlsx",
     "pptx": "papersift.formats.office:extract_pptx",
+    "odt": "papersift.formats.opendocument:extract_odt",
+    "ods": "papersift.formats.opendocument:extract_ods",
+    "odp": "papersift.formats.opendocument:extract_odp",
+    "rtf": "papersift.formats.rtf:extract_rtf",
+    "html": "papersift.formats.markup:extract_html",
+    "xml": "papersift.formats.markup:extract_xml",
+    "epub": "papersift.formats.epub:extract_epub",
+    "doc": "papersift.formats.legacy:extract_doc",
+    "xls": "papersift.formats.legacy:extract_xls",
+    "ppt": "papersift.formats.legacy:extract_ppt",
+    "ole-encrypted": "papersift.decryption:extract_encrypted_office",
 }
 
 PAGED_KINDS = frozenset({"pdf"})

@@ -1,0 +1,420 @@
+"""HTML and XML -> text, with a charset decision that distrusts declarations.
+
+Pages in the wild declare one charset and are written in another (a meta saying UTF-8
+over windows-1256 Arabic), so a declared charset is used only when it decodes the bytes
+cleanly; otherwise the bytes themselves decide. HTML becomes paragraphs, Markdown
+headings and lists, and tables (as ``Table`` and Markdown); XML becomes the text of its
+elements, one line per element that holds text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import quopri
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
+
+from papersift.content import PageContent, Table
+from papersift.errors import CorruptInputError
+from papersift.formats._units import text_unit
+from papersift.formats.text import decode_text
+from papersift.settings import Settings
+
+HTML_ENGINE = "lxml-html"
+XML_ENGINE = "lxml-xml"
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_XML_DECL = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+_XML_DECL_TEXT = re.compile(r"^\s*<\?xml[^>]*\?>")
+#: C0 controls other than tab and newline: stray binary bytes, never text
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+#: labels browsers treat as a superset (WHATWG Encoding), and stricter Python codecs widened
+_CHARSET_ALIASES: dict[str, str] = {
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "l1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "iso-8859-9": "cp1254",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "x-sjis": "cp932",
+    "ms_kanji": "cp932",
+    "euc-kr": "cp949",
+    "ks_c_5601-1987": "cp949",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "big5": "cp950",
+    "tis-620": "cp874",
+    "iso-8859-11": "cp874",
+    "windows-874": "cp874",
+}
+#: a declared charset may fail on at most this share of the non-ASCII bytes (stray binary
+#: bytes in a mail part) before the bytes are re-detected
+_DECLARED_ERROR_SHARE = 0.25
+
+_BLOCK_TAGS = frozenset(
+    [
+        "p",
+        "div",
+        "br",
+        "hr",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "main",
+        "blockquote",
+        "form",
+        "fieldset",
+        "figure",
+        "figcaption",
+        "address",
+        "caption",
+        "details",
+        "summary",
+        "center",
+        "body",
+        "html",
+        "tr",
+        "td",
+        "th",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "pre",
+        "table",
+        "thead",
+        "tbody",
+        "tfoot",
+        "legend",
+        "option",
+    ]
+)
+_DROP_TAGS = frozenset({"script", "style", "head", "template", "noscript", "svg", "iframe", "object", "embed"})
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+
+
+# -- charset ----------------------------------------------------------------------------
+
+
+def _codec(label: bytes | str) -> str | None:
+    name = label.decode("ascii", "ignore") if isinstance(label, bytes) else label
+    name = _CHARSET_ALIASES.get(name.strip().lower(), name.strip().lower())
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """Markup is mostly ASCII, so UTF-16 shows as NUL in every other byte."""
+    sample = data[:4096]
+    if len(sample) < 8:
+        return None
+    even_nuls = sample[0::2].count(0) / (len(sample) / 2)
+    odd_nuls = sample[1::2].count(0) / (len(sample) / 2)
+    if odd_nuls > 0.4 and even_nuls < 0.05:
+        return "utf-16-le"
+    if even_nuls > 0.4 and odd_nuls < 0.05:
+        return "utf-16-be"
+    return None
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The codec the document says it uses (XML declaration or HTML meta), if Python knows it."""
+    head = data[:8192]
+    match = _XML_DECL.match(head) or _META_CHARSET.search(head)
+    return _codec(match.group(1)) if match else None
+
+
+def decode_markup(data: bytes) -> tuple[str, str]:
+    """(text, codec): BOM, then UTF-16 shape, then a declaration that decodes cleanly, then detection."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom) :].decode(codec, errors="replace"), codec
+    utf16 = _utf16_without_bom(data)
+    if utf16:
+        return data.decode(utf16, errors="replace"), utf16
+    non_ascii = sum(1 for byte in data if byte > 0x7F)
+    if non_ascii:
+        try:
+            # real single-byte text is virtually never valid UTF-8; a wrong "latin-1" label is common
+            return data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            pass
+    declared = declared_charset(data)
+    if declared and not declared.startswith(("utf-16", "utf-32")):
+        text = data.decode(declared, errors="replace")
+        errors = text.count("\ufffd")
+        if errors == 0 or errors <= _DECLARED_ERROR_SHARE * non_ascii:
+            return text, declared
+    if not non_ascii:
+        return data.decode("ascii"), "ascii"
+    return decode_text(data)
+
+
+def _maybe_quoted_printable(data: bytes) -> bytes:
+    """HTML saved straight from a mail part is quoted-printable: '=3D' in every attribute."""
+    if data.count(b"=3D") >= 3 and re.search(rb"=\r?\n", data):
+        return quopri.decodestring(data)
+    return data
+
+
+# -- HTML -------------------------------------------------------------------------------
+
+
+@dataclass
+class Block:
+    kind: str  # "para", "heading", "item", "pre", "table"
+    text: str = ""
+    level: int = 0
+    table: Table | None = None
+
+
+@dataclass
+class _HtmlWalker:
+    blocks: list[Block] = field(default_factory=list)
+    inline: list[str] = field(default_factory=list)
+    tables: int = 0
+    list_depth: int = 0
+
+    def flush(self, kind: str = "para", level: int = 0) -> None:
+        text = " ".join("".join(self.inline).split())
+        self.inline.clear()
+        if text:
+            self.blocks.append(Block(kind, text, level))
+
+    def walk(self, element: Any) -> None:
+        tag = element.tag if isinstance(element.tag, str) else ""
+        tag = tag.rsplit("}", 1)[-1].lower()
+        if not tag:  # comment or processing instruction: only its tail is text
+            if element.tail:
+                self.inline.append(element.tail)
+            return
+        if tag in _DROP_TAGS:
+            if element.tail:
+                self.inline.append(element.tail)
+            return
+        if tag == "table":
+            self.flush()
+            self.table(element)
+        elif tag == "pre":
+            self.flush()
+            text = "".join(element.itertext()).strip("\n")
+            if text.strip():
+                self.blocks.append(Block("pre", text))
+        elif tag == "br":
+            self.inline.append("\n")
+            self.flush()
+        elif tag in _HEADINGS or tag == "li" or tag in _BLOCK_TAGS:
+            self.flush()
+            nested = tag in ("ul", "ol")
+            self.list_depth += nested
+            if element.text:
+                self.inline.append(element.text)
+            for child in element:
+                self.walk(child)
+            self.list_depth -= nested
+            if tag in _HEADINGS:
+                self.flush("heading", _HEADINGS[tag])
+            elif tag == "li":
+                self.flush("item", max(0, self.list_depth - 1))
+            else:
+                self.flush()
+        else:
+            if element.text:
+                self.inline.append(element.text)
+            for child in element:
+                self.walk(child)
+        if element.tail:
+            self.inline.append(element.tail)
+
+    def table(self, element: Any) -> None:
+        rows: list[list[str]] = []
+        header_rows = 0
+        for row in _own_rows(element):
+            cells: list[str] = []
+            for cell in row:
+                if not isinstance(cell.tag, str) or cell.tag.rsplit("}", 1)[-1].lower() not in ("td", "th"):
+                    continue
+                cells.append(_cell_text(cell))
+                span = _int_attr(cell, "colspan")
+                cells.extend([""] * (min(span, 100) - 1))
+            if not cells:
+                continue
+            in_thead = row.getparent() is not None and _local(row.getparent()) == "thead"
+            if not rows and (in_thead or all(_local(c) == "th" for c in row if isinstance(c.tag, str))):
+                header_rows = 1
+            rows.append(cells)
+        if rows and max(len(row) for row in rows) == 1:
+            # a one-column table is page layout, not data
+            self.blocks.extend(Block("para", row[0]) for row in rows if row[0])
+        elif rows:
+            self.blocks.append(Block("table", table=Table(rows=rows, index=self.tables, header_rows=header_rows)))
+            self.tables += 1
+
+
+def _local(element: Any) -> str:
+    return str(element.tag).rsplit("}", 1)[-1].lower() if isinstance(element.tag, str) else ""
+
+
+def _int_attr(element: Any, name: str) -> int:
+    try:
+        return max(1, int(str(element.get(name, "1")).strip() or 1))
+    except ValueError:
+        return 1
+
+
+def _own_rows(table: Any) -> Iterator[Any]:
+    """Rows of this table, not of tables nested in its cells."""
+    for child in table:
+        name = _local(child)
+        if name == "tr":
+            yield child
+        elif name in ("thead", "tbody", "tfoot"):
+            yield from (row for row in child if _local(row) == "tr")
+
+
+def _cell_text(cell: Any) -> str:
+    parts = [] if cell.text is None else [cell.text]
+    for child in cell:
+        if _local(child) not in _DROP_TAGS and isinstance(child.tag, str):
+            parts.append(" ".join(child.itertext()))
+        if child.tail:
+            parts.append(child.tail)
+    return " ".join("".join(parts).split())
+
+
+def render_blocks(blocks: list[Block]) -> tuple[str, str, list[Table]]:
+    """(text, markdown, tables): text keeps tables as tab-separated rows, Markdown as tables."""
+    text_parts: list[str] = []
+    md_parts: list[str] = []
+    tables: list[Table] = []
+    previous = ""
+    for block in blocks:
+        if block.kind == "item" and previous == "item":
+            # list items stay together in Markdown: one item per line
+            md_parts[-1] += "\n" + "  " * block.level + "- " + block.text
+            text_parts.append("  " * block.level + "- " + block.text)
+            continue
+        previous = block.kind
+        if block.kind == "table" and block.table is not None:
+            tables.append(block.table)
+            text_parts.append("\n".join("\t".join(row) for row in block.table.rows))
+            md_parts.append(block.table.to_markdown())
+        elif block.kind == "heading":
+            text_parts.append(block.text)
+            md_parts.append("#" * block.level + " " + block.text)
+        elif block.kind == "item":
+            text_parts.append("  " * block.level + "- " + block.text)
+            md_parts.append("  " * block.level + "- " + block.text)
+        elif block.kind == "pre":
+            text_parts.append(block.text)
+            md_parts.append("```\n" + block.text + "\n```")
+        else:
+            text_parts.append(block.text)
+            md_parts.append(block.text)
+    return "\n".join(text_parts), "\n\n".join(md_parts), tables
+
+
+def html_to_content(markup: str) -> tuple[str, str, list[Table]]:
+    """(text, markdown, tables) of an HTML or XHTML document given as text."""
+    markup = _XML_DECL_TEXT.sub("", markup, count=1).replace("\x00", "")
+    if not markup.strip():
+        return "", "", []
+    try:
+        root = lxml_html.document_fromstring(markup)
+    except (etree.ParserError, ValueError) as exc:
+        raise CorruptInputError(f"HTML could not be parsed: {exc}") from exc
+    walker = _HtmlWalker()
+    walker.walk(root)
+    walker.flush()
+    text, markdown, tables = render_blocks(walker.blocks)
+    return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables
+
+
+def extract_html(data: bytes, settings: Settings) -> list[PageContent]:
+    """The whole HTML page as one unit, tables kept as Table and Markdown."""
+    started = time.perf_counter()
+    markup, _codec_used = decode_markup(_maybe_quoted_printable(data))
+    text, markdown, tables = html_to_content(markup)
+    return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown)]
+
+
+# -- XML --------------------------------------------------------------------------------
+
+
+def parse_xml(data: bytes | str, what: str = "XML") -> Any:
+    """A root element; no entity expansion or network access, so bombs and XXE stay inert."""
+    if isinstance(data, str):
+        data = _XML_DECL_TEXT.sub("", data, count=1)
+    strict = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        return etree.fromstring(data, strict)
+    except etree.XMLSyntaxError as exc:
+        lenient = etree.XMLParser(
+            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, recover=True
+        )
+        try:
+            root = etree.fromstring(data, lenient)
+        except etree.XMLSyntaxError:
+            root = None
+        if root is None:
+            raise CorruptInputError(f"{what} is not well-formed: {exc}") from exc
+        return root
+
+
+def _xml_lines(element: Any) -> list[str]:
+    """One line per element with text; mixed content (text between children) stays one line."""
+    if not isinstance(element.tag, str):
+        return []
+    children = [child for child in element if isinstance(child.tag, str)]
+    mixed = bool((element.text or "").strip()) or any((child.tail or "").strip() for child in element)
+    if not children or mixed:
+        line = " ".join(" ".join(element.itertext()).split())
+        return [line] if line else []
+    lines: list[str] = []
+    for child in children:
+        lines.extend(_xml_lines(child))
+    return lines
+
+
+def extract_xml(data: bytes, settings: Settings) -> list[PageContent]:
+    """Text content of the elements of an XML document (XHTML goes through the HTML path)."""
+    started = time.perf_counter()
+    markup, _codec_used = decode_markup(data)
+    root = parse_xml(markup)
+    if _local(root) == "html":
+        text, markdown, tables = html_to_content(markup)
+        return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown)]
+    text = "\n".join(_xml_lines(root))
+    return [text_unit(1, text, XML_ENGINE, started)]
