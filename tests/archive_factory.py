@@ -32,7 +32,7 @@ def zip_bytes(members: Mapping[str, bytes], compression: int = zipfile.ZIP_DEFLA
     return buf.getvalue()
 
 
-def zip_with_symlink(link_name: str, target: str, extra: Mapping[str, bytes] = {}) -> bytes:  # noqa: B006
+def zip_with_symlink(link_name: str, target: str, extra: Mapping[str, bytes] = {}) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         info = zipfile.ZipInfo(link_name)
@@ -87,8 +87,8 @@ def tar_bytes(
     members: Mapping[str, bytes] | Sequence[tuple[str, bytes]],
     *,
     mode: str = "w",
-    symlinks: Mapping[str, str] = {},  # noqa: B006
-    hardlinks: Mapping[str, str] = {},  # noqa: B006
+    symlinks: Mapping[str, str] = {},
+    hardlinks: Mapping[str, str] = {},
     devices: tuple[str, ...] = (),
 ) -> bytes:
     buf = io.BytesIO()
@@ -138,7 +138,9 @@ def _pipe(cmd: list[str], data: bytes) -> bytes:
     return subprocess.run(cmd, input=data, capture_output=True, check=True, timeout=30).stdout
 
 
-def with_tool(kind: str, members: Mapping[str, bytes], password: str | None = None, encrypt_headers: bool = False) -> bytes:
+def with_tool(
+    kind: str, members: Mapping[str, bytes], password: str | None = None, encrypt_headers: bool = False
+) -> bytes:
     """Build a 7z, cab, cpio, ar, iso or arj archive (lhasa only reads lzh) with the binary that writes it."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"

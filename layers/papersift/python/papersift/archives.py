@@ -628,7 +628,8 @@ class _Frame:
         if wanted:
             out = run.tmp_dir()
             try:
-                error = _run_extract(path, engine, out, wanted, len(wanted) != len(entries), password, run)
+                partial = len(wanted) != sum(1 for e in entries if not e.is_dir)
+                error = _run_extract(path, engine, out, wanted, partial, password, run)
                 self._collect(out, wanted, error)
             finally:
                 shutil.rmtree(out, ignore_errors=True)
@@ -1202,9 +1203,10 @@ def _run_extract(
             cmd = ["unar", "-q", "-nr", "-f", "-D", "-k", "skip", "-o", str(out)]
             if password:
                 cmd += ["-p", password]
-            cmd += ["--", str(path)]
-            if partial:
-                cmd += ["-i", *(str(e.index) for e in wanted)]
+            if partial:  # the arguments after the archive are lsar indexes
+                cmd += ["-i", "--", str(path), *(str(e.index) for e in wanted)]
+            else:
+                cmd += ["--", str(path)]
         rc, stdout, err = _run_tool(cmd, out, run)
     except _ToolError as exc:
         return str(exc)
