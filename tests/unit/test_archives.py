@@ -8,6 +8,7 @@ from pathlib import Path
 
 import archive_factory as af
 import pytest
+
 from papersift.archives import (
     ArchiveLimits,
     ArchiveStatus,
