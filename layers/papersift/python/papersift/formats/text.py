@@ -109,6 +109,14 @@ def guess_encoding(data: bytes) -> str:
         # a multi-byte sequence cut at the end of the sample is still UTF-8
         if len(sample) < len(data) and exc.start >= len(sample) - 3:
             return "utf-8"
+    if sum(1 for byte in sample if byte > 0x7F) < 4:
+        # a byte or three is too little evidence for a detector (it picks DOS Cyrillic for one
+        # euro sign); cp1252, the commonest legacy code page, is the safer reading
+        try:
+            sample.decode("cp1252")
+            return "cp1252"
+        except UnicodeDecodeError:
+            pass
     import charset_normalizer  # slow to import; only needed for legacy code pages
 
     matches = charset_normalizer.from_bytes(sample)
@@ -121,7 +129,7 @@ def guess_encoding(data: bytes) -> str:
             if (
                 _canonical(match.encoding) == "cp1252"
                 and match.chaos <= best.chaos + 0.01
-                and match.coherence >= best.coherence - 0.02
+                and match.coherence >= best.coherence - 0.1
             ):
                 return "cp1252"
     return chosen
