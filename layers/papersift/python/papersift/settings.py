@@ -138,7 +138,9 @@ class Settings:
 
 
 def _coerce(name: str, spec: dataclasses.Field[Any], raw: Any, source: str) -> Any:
-    default = spec.default if spec.default is not dataclasses.MISSING else spec.default_factory()  # type: ignore[misc]
+    default: Any = spec.default
+    if default is dataclasses.MISSING and spec.default_factory is not dataclasses.MISSING:
+        default = spec.default_factory()
     try:
         if isinstance(default, bool):
             if isinstance(raw, bool):
