@@ -138,9 +138,8 @@ class Settings:
 
 
 def _coerce(name: str, spec: dataclasses.Field[Any], raw: Any, source: str) -> Any:
-    default: Any = spec.default
-    if default is dataclasses.MISSING and spec.default_factory is not dataclasses.MISSING:
-        default = spec.default_factory()
+    factory: Any = spec.default_factory
+    default: Any = spec.default if spec.default is not dataclasses.MISSING else factory()
     try:
         if isinstance(default, bool):
             if isinstance(raw, bool):
