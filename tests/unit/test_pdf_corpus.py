@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import count_pages, extract_units
 from papersift.settings import Settings

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from pdf_factory import empty_pages_pdf, encrypted_pdf, text_pdf, truncated_pdf
+
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import pdf
 from papersift.pdf_engines import password_candidates
 from papersift.settings import Settings
-from pdf_factory import empty_pages_pdf, encrypted_pdf, text_pdf, truncated_pdf
 
 PLAIN = text_pdf(["Quarterly results for the northern region", "Second page of the report"])
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pdf_factory import table_pdf
+
 from papersift.formats import pdf
 from papersift.settings import Settings
-from pdf_factory import table_pdf
 
 
 def test_tables_are_off_by_default() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import io
 import os
 import re
@@ -35,7 +36,6 @@ MAX_FORM_DEPTH = 4
 PDFTOTEXT_TIMEOUT_SECONDS = 60
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-_SOFT_HYPHEN_MARKS = str.maketrans({"\x02": None, "\ufffe": None, "\f": "\n"})
 
 
 def password_candidates(passwords: tuple[str, ...]) -> list[bytes]:
@@ -58,17 +58,21 @@ def password_candidates(passwords: tuple[str, ...]) -> list[bytes]:
 
 def normalise_text(text: str) -> str:
     """Unix newlines, no trailing spaces, no form feeds, pdfium's soft-hyphen marks removed."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_SOFT_HYPHEN_MARKS)
+    # str.replace chains are several times faster than str.translate on long pages
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    if "\x02" in text or "\ufffe" in text:
+        text = text.replace("\x02", "").replace("\ufffe", "")
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
 def strip_controls(text: str) -> str:
     """Drop C0 control characters: pdfium emits raw codes for glyphs it cannot map."""
-    return _CONTROL.sub("", text)
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
 def count_unmapped(text: str) -> int:
-    return len(_CONTROL.findall(text)) + text.count("\ufffd")
+    controls = len(_CONTROL.findall(text)) if _CONTROL.search(text) else 0
+    return controls + text.count("\ufffd")
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ class PdfHandle:
             return len(self.pdfium)
         return len(self._pypdf.pages)
 
-    @property
+    @functools.cached_property
     def engines(self) -> tuple[str, ...]:
         engines: tuple[str, ...] = ENGINE_ORDER if self.pdfium is not None else ENGINE_ORDER[1:]
         if shutil.which("pdftotext") is None:
@@ -205,17 +209,34 @@ class PdfHandle:
         raise EngineError(f"unknown engine {engine}")
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
+        """Page text through pdfium's C API directly: the pypdfium2 helper objects (weakref
+        finalizers per page and text page) cost as much as the extraction on small pages."""
         assert self.pdfium is not None
-        page = self.pdfium[number - 1]
+        c = pdfium_c
+        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
+        if not page:
+            raise EngineError(f"pdfium could not load page {number}")
         try:
-            textpage = page.get_textpage()
+            textpage = c.FPDFText_LoadPage(page)
+            if not textpage:
+                raise EngineError(f"pdfium could not load the text layer of page {number}")
             try:
-                text = textpage.get_text_range()
+                # the visible page box, as pypdfium2's get_text_bounded: full Unicode, unlike GetText
+                box = c.FS_RECTF()
+                if not c.FPDF_GetPageBoundingBox(page, box):
+                    raise EngineError(f"pdfium could not read the bounding box of page {number}")
+                args = (textpage, box.left, box.top, box.right, box.bottom)
+                size = c.FPDFText_GetBoundedText(*args, None, 0)
+                text = ""
+                if size > 0:
+                    buffer = (ctypes.c_ushort * size)()
+                    c.FPDFText_GetBoundedText(*args, buffer, size)
+                    text = bytes(buffer).decode("utf-16-le", errors="ignore")
             finally:
-                textpage.close()
-            return text, probe_layout(page)
+                c.FPDFText_ClosePage(textpage)
+            return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
         finally:
-            page.close()
+            c.FPDF_ClosePage(page)
 
     def _pypdf_text(self, number: int) -> str:
         if self._pypdf is None:
@@ -248,41 +269,48 @@ class PdfHandle:
         return proc.stdout.decode("utf-8", errors="replace")
 
 
-def probe_layout(page: pdfium.PdfPage) -> LayoutProbe:
+def probe_layout(raw_page: Any, width: float, height: float) -> LayoutProbe:
     """Count what the page draws without rendering it: images (and their area), paths, text."""
-    width, height = page.get_size()
-    page_area = max(width * height, 1.0)
-    counts = {"image": 0, "path": 0, "text": 0}
-    image_area = 0.0
-    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
-
-    def walk(count: int, get: Any, depth: int) -> None:
-        nonlocal image_area
-        for i in range(count):
-            obj = get(i)
-            kind = pdfium_c.FPDFPageObj_GetType(obj)
-            if kind == pdfium_c.FPDF_PAGEOBJ_TEXT:
-                counts["text"] += 1
-            elif kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                counts["path"] += 1
-            elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-                counts["image"] += 1
-                if pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
-                    w = min(right.value, width) - max(left.value, 0.0)
-                    h = min(top.value, height) - max(bottom.value, 0.0)
-                    image_area += max(w, 0.0) * max(h, 0.0)
-            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:
-                walk(
-                    pdfium_c.FPDFFormObj_CountObjects(obj),
-                    lambda j, o=obj: pdfium_c.FPDFFormObj_GetObject(o, j),
-                    depth + 1,
-                )
-
-    raw = page.raw
-    walk(pdfium_c.FPDFPage_CountObjects(raw), lambda j: pdfium_c.FPDFPage_GetObject(raw, j), 0)
+    counts = [0, 0, 0]  # images, paths, text objects
+    image_area = _walk_objects(raw_page, False, 0, width, height, counts)
     layout = PageLayout(
-        image_count=counts["image"],
-        image_area_ratio=min(image_area / page_area, 1.0),
-        has_vector_glyphs=counts["path"] >= VECTOR_GLYPH_PATHS and counts["text"] == 0,
+        image_count=counts[0],
+        image_area_ratio=min(image_area / max(width * height, 1.0), 1.0),
+        has_vector_glyphs=counts[1] >= VECTOR_GLYPH_PATHS and counts[2] == 0,
     )
-    return LayoutProbe(layout=layout, text_objects=counts["text"])
+    return LayoutProbe(layout=layout, text_objects=counts[2])
+
+
+def _walk_objects(parent: Any, is_form: bool, depth: int, width: float, height: float, counts: list[int]) -> float:
+    """Tally object types (into ``counts``) and return the page area covered by images."""
+    c = pdfium_c
+    count_fn, get_fn = (
+        (c.FPDFFormObj_CountObjects, c.FPDFFormObj_GetObject)
+        if is_form
+        else (c.FPDFPage_CountObjects, c.FPDFPage_GetObject)
+    )
+    get_type = c.FPDFPageObj_GetType
+    text_kind, path_kind, image_kind, form_kind = (
+        c.FPDF_PAGEOBJ_TEXT,
+        c.FPDF_PAGEOBJ_PATH,
+        c.FPDF_PAGEOBJ_IMAGE,
+        c.FPDF_PAGEOBJ_FORM,
+    )
+    area = 0.0
+    for i in range(count_fn(parent)):
+        obj = get_fn(parent, i)
+        kind = get_type(obj)
+        if kind == text_kind:
+            counts[2] += 1
+        elif kind == path_kind:
+            counts[1] += 1
+        elif kind == image_kind:
+            counts[0] += 1
+            left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+            if c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+                w = min(right.value, width) - max(left.value, 0.0)
+                h = min(top.value, height) - max(bottom.value, 0.0)
+                area += max(w, 0.0) * max(h, 0.0)
+        elif kind == form_kind and depth < MAX_FORM_DEPTH:
+            area += _walk_objects(obj, True, depth + 1, width, height, counts)
+    return area
