@@ -12,7 +12,7 @@ See docs/local-pipeline.md for what differs from AWS.
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import importlib.util
 import json
 import logging
@@ -233,16 +233,14 @@ class LocalAws:
     def _stop(self) -> None:
         self._open = False
         if self._server is not None:
-            try:
+            with contextlib.suppress(Exception):  # stopping must not mask the real error
                 self._server.stop()
-            except Exception:  # noqa: BLE001 - stopping must not mask the real error
-                pass
             self._server = None
         self._unpatch_moto()
         if self._saved_sfn_config is not None:
             from moto.core.config import default_user_config
 
-            default_user_config["stepfunctions"] = self._saved_sfn_config  # type: ignore[typeddict-item]
+            default_user_config["stepfunctions"] = self._saved_sfn_config
             self._saved_sfn_config = None
         for name, value in self._saved_env.items():
             if value is None:
@@ -370,7 +368,7 @@ class LocalAws:
             result = handler(event, context)
             payload = json.dumps(result, default=str)
             outcome = "ok"
-        except Exception as exc:  # noqa: BLE001 - every handler failure becomes a Lambda function error
+        except Exception as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
             payload = json.dumps({
                 "errorType": type(exc).__name__,
@@ -392,7 +390,7 @@ class LocalAws:
 
         if service not in self._clients:
             self._clients[service] = boto3.client(
-                service,  # type: ignore[call-overload]
+                service,
                 endpoint_url=self.endpoint_url,
                 region_name=REGION,
                 aws_access_key_id="testing",
@@ -469,7 +467,8 @@ class LocalAws:
             self.function_arns[name] = response["FunctionArn"]
 
     def _create_state_machine(self) -> None:
-        workflow = _load_module(self.repo_root / "infra" / "workflow.py", f"papersift_local_workflow_{uuid.uuid4().hex[:8]}")
+        workflow_path = self.repo_root / "infra" / "workflow.py"
+        workflow = _load_module(workflow_path, f"papersift_local_workflow_{uuid.uuid4().hex[:8]}")
         arns = {placeholder: self.function_arns[name] for name, placeholder in PLACEHOLDERS.items()}
         definition = workflow.load_definition(arns)
         response = self.client("stepfunctions").create_state_machine(

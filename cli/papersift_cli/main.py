@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = run_pipeline(inputs, names, settings, progress, args.timeout)
         else:
             results = extract_locally(inputs, names, settings, progress)
-    except Exception as exc:  # noqa: BLE001 - the runner itself broke: say so and exit non-zero
+    except Exception as exc:
         progress.close()
         print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_BROKEN
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def open_devnull() -> Any:
     import os
 
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process's progress
+    return open(os.devnull, "w")
 
 
 # -- papersift run ------------------------------------------------------------------------
