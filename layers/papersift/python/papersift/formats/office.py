@@ -140,10 +140,14 @@ def _local(el: Any) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _attr(el: etree._Element, name: str) -> str | None:
-    """An attribute by local name, whatever its namespace (Strict and Transitional differ)."""
+def _attr(el: etree._Element, name: str, namespaced: bool = False) -> str | None:
+    """An attribute by local name, whatever its namespace (Strict and Transitional differ).
+
+    ``namespaced`` asks for a prefixed one: p:sldId has both ``id`` and ``r:id``.
+    """
     for key, value in el.attrib.items():
-        if str(key).rsplit("}", 1)[-1] == name:
+        key = str(key)
+        if key.rsplit("}", 1)[-1] == name and (not namespaced or key.startswith("{")):
             return str(value)
     return None
 
@@ -198,8 +202,10 @@ class _Block:
 class _WordReader:
     """Walks WordprocessingML in document order, by local names only."""
 
-    def __init__(self, heading_styles: dict[str, int], comments: dict[str, str]) -> None:
+    def __init__(self, heading_styles: dict[str, int], comments: dict[str, str],
+                 list_styles: frozenset[str] = frozenset()) -> None:
         self.heading_styles = heading_styles
+        self.list_styles = list_styles
         self.comments = comments
         self.used_comments: set[str] = set()
         self.tables: list[Table] = []
@@ -266,11 +272,12 @@ class _WordReader:
             style = _child(ppr, "pStyle")
             if style is not None:
                 level = self.heading_styles.get(_attr(style, "val") or "", 0)
+                listed = (_attr(style, "val") or "") in self.list_styles
             outline = _child(ppr, "outlineLvl")
             if outline is not None and not level:
                 value = _attr(outline, "val") or ""
                 level = int(value) + 1 if value.isdigit() and int(value) < 6 else 0
-            listed = _child(ppr, "numPr") is not None
+            listed = listed or _child(ppr, "numPr") is not None
         line = " ".join(text.split())
         if level:
             return "#" * min(level, 6) + " " + line
@@ -309,17 +316,22 @@ def _children_through_sdt(el: etree._Element, name: str) -> Iterator[etree._Elem
             yield from _children_through_sdt(_sdt_content(child) if local == "sdt" else child, name)
 
 
-def _heading_styles(pkg: _Package, part: str | None) -> dict[str, int]:
-    """styleId -> heading level, from style names ('heading 2', 'Title') or outline levels."""
+def _paragraph_styles(pkg: _Package, part: str | None) -> tuple[dict[str, int], frozenset[str]]:
+    """(styleId -> heading level, list styleIds): headings from style names ('heading 2',
+    'Title') or outline levels; lists from numbering defined on the style itself."""
     root = pkg.xml(part, required=False) if part else None
     if root is None:
-        return {}
+        return {}, frozenset()
     levels: dict[str, int] = {}
+    lists: set[str] = set()
     based: dict[str, str] = {}
     for style in root:
         if _local(style) != "style":
             continue
         sid = _attr(style, "styleId") or ""
+        style_ppr = _child(style, "pPr")
+        if style_ppr is not None and _child(style_ppr, "numPr") is not None:
+            lists.add(sid)
         name_el = _child(style, "name")
         name = (_attr(name_el, "val") or "").lower() if name_el is not None else ""
         match = re.fullmatch(r"heading\s*(\d)", name)
@@ -344,7 +356,7 @@ def _heading_styles(pkg: _Package, part: str | None) -> dict[str, int]:
             parent, seen = based[parent], seen + 1
         if sid not in levels and parent in levels:
             levels[sid] = levels[parent]
-    return levels
+    return levels, frozenset(lists)
 
 
 def _notes(reader: _WordReader, root: etree._Element, kind: str) -> Iterator[_Block]:
@@ -384,7 +396,8 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
                 if text:
                     comments[_attr(comment, "id") or str(len(comments))] = text
     styles = by_type.get("styles", [None])[0]
-    reader = _WordReader(_heading_styles(pkg, styles), comments)
+    headings, lists = _paragraph_styles(pkg, styles)
+    reader = _WordReader(headings, comments, lists)
 
     def part_blocks(kinds: tuple[str, ...]) -> list[_Block]:
         out: list[_Block] = []
@@ -456,7 +469,7 @@ def _sheet_parts(pkg: _Package, workbook_part: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for el in root.iter():
         if _local(el) == "sheet":
-            rid = _attr(el, "id") or ""
+            rid = _attr(el, "id", namespaced=True) or ""
             kind, target = targets.get(rid, ("", ""))
             if kind == "worksheet" and pkg.has(target):
                 out.append((_attr(el, "name") or target, target))
@@ -590,19 +603,27 @@ def _shared_strings(pkg: _Package, workbook_part: str) -> list[str]:
     return []
 
 
+def _is_strict(pkg: _Package, part: str) -> bool:
+    """ISO 29500 Strict namespaces: openpyxl opens such books but finds no cells."""
+    root = pkg.xml(part)
+    assert root is not None
+    return "purl.oclc.org/ooxml" in str(root.tag)
+
+
 def extract_xlsx(data: bytes, settings: Settings) -> list[PageContent]:
     """One unit per worksheet: tab-separated rows, a Table, records keyed by the first row."""
     pkg = _open_package(data, "Excel workbook", settings)
     workbook_part = pkg.main_part("xl/workbook.xml")
     parts = _sheet_parts(pkg, workbook_part)
-    typed = _rows_openpyxl(data)
+    strict = _is_strict(pkg, workbook_part)
+    typed = None if strict else _rows_openpyxl(data)
     engine = "ooxml:xlsx:openpyxl"
     signals = list(pkg.signals)
     if typed is None or (parts and not set(typed) & {name for name, _ in parts}):
         shared = _shared_strings(pkg, workbook_part)
         typed = {name: _rows_xml(pkg, part, shared) for name, part in parts}
         engine = "ooxml:xlsx:xml"
-        signals.append("openpyxl_failed")
+        signals.append("strict_ooxml" if strict else "openpyxl_failed")
     part_of = dict(parts)
     pages: list[PageContent] = []
     for number, (sheet, rows_iter) in enumerate(typed.items(), start=1):
@@ -758,7 +779,7 @@ def _slide_parts(pkg: _Package, presentation: str) -> list[str]:
     if root is not None:
         for el in root.iter():
             if _local(el) == "sldId":
-                kind, target = targets.get(_attr(el, "id") or "", ("", ""))
+                kind, target = targets.get(_attr(el, "id", namespaced=True) or "", ("", ""))
                 if kind == "slide" and pkg.has(target):
                     slides.append(target)
     if not slides:  # damaged presentation part: fall back to the slide parts by number
