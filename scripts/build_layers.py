@@ -37,19 +37,23 @@ def pip_arguments(target: Path) -> list[str]:
     for platform in PLATFORMS:
         args += ["--platform", platform]
     args += [
-        "--implementation", "cp",
-        "--python-version", PYTHON_VERSION,
+        "--implementation",
+        "cp",
+        "--python-version",
+        PYTHON_VERSION,
         "--only-binary=:all:",
         "--upgrade",
-        "--target", str(target),
-        "-r", str(REQUIREMENTS),
+        "--target",
+        str(target),
+        "-r",
+        str(REQUIREMENTS),
     ]
     return args
 
 
 def fingerprint() -> str:
     digest = hashlib.sha256(REQUIREMENTS.read_bytes())
-    digest.update(" ".join(PLATFORMS + (PYTHON_VERSION,)).encode())
+    digest.update(" ".join((*PLATFORMS, PYTHON_VERSION)).encode())
     return digest.hexdigest()
 
 

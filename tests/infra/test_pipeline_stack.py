@@ -1,0 +1,304 @@
+"""CDK assertions on the pipeline stack: what a deployment would create and allow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("aws_cdk")
+
+from aws_cdk import App, Stack
+from aws_cdk import aws_s3 as s3
+from aws_cdk.assertions import Match, Template
+
+from infra.app import build_app
+from infra.stacks.pipeline_stack import PipelineStack
+from papersift.errors import SettingsError
+
+# Staging would copy the ~100 MB dependency layer into cdk.out for every app; the template is
+# the same without it.
+FAST = {"aws:cdk:disable-asset-staging": True}
+LAMBDA_RETRYABLE = "Lambda.TooManyRequestsException"
+
+
+@pytest.fixture(scope="module")
+def app_and_stack(tmp_path_factory: pytest.TempPathFactory) -> tuple[App, PipelineStack]:
+    return build_app(
+        context={**FAST, "papersift": {"page_batch_size": 10, "ocr_mode": "local-first"}},
+        outdir=str(tmp_path_factory.mktemp("cdk.out")),
+    )
+
+
+@pytest.fixture(scope="module")
+def template(app_and_stack: tuple[App, PipelineStack]) -> Template:
+    return Template.from_stack(app_and_stack[1])
+
+
+@pytest.fixture(scope="module")
+def resources(template: Template) -> dict[str, Any]:
+    """The template as plain JSON, for checks Match cannot express (to_json costs ~0.2 s a call)."""
+    return template.to_json()["Resources"]
+
+
+def logical_id(stack: Stack, construct: Any) -> str:
+    return stack.get_logical_id(construct.node.default_child)
+
+
+def function_properties(resources: dict[str, Any], stack: PipelineStack, fn: Any) -> dict[str, Any]:
+    return resources[logical_id(stack, fn)]["Properties"]
+
+
+def test_drops_under_incoming_notify_the_queue(template: Template, app_and_stack: tuple[App, PipelineStack]) -> None:
+    """Only objects created under incoming/ reach the queue (results written elsewhere must not loop)."""
+    stack = app_and_stack[1]
+    template.has_resource_properties(
+        "Custom::S3BucketNotifications",
+        {
+            "NotificationConfiguration": {
+                "QueueConfigurations": [
+                    {
+                        "Events": ["s3:ObjectCreated:*"],
+                        "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "incoming/"}]}},
+                        "QueueArn": {"Fn::GetAtt": [logical_id(stack, stack.queue), "Arn"]},
+                    }
+                ]
+            },
+        },
+    )
+
+
+def test_poison_drops_go_to_a_dead_letter_queue_after_five_receives(
+    template: Template, resources: dict[str, Any]
+) -> None:
+    """A notification that keeps failing ingest is parked, not retried forever; both queues refuse plain HTTP."""
+    template.has_resource_properties(
+        "AWS::SQS::Queue",
+        {
+            "RedrivePolicy": {"maxReceiveCount": 5, "deadLetterTargetArn": Match.any_value()},
+            "VisibilityTimeout": 180,
+        },
+    )
+    policies = template.find_resources("AWS::SQS::QueuePolicy")
+    denies = [
+        s
+        for p in policies.values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    ]
+    assert len(denies) == 2
+
+
+def test_ingest_reads_the_queue_in_batches_reporting_item_failures(template: Template) -> None:
+    """One bad record must not make SQS redeliver the other nine."""
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "BatchSize": 10,
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
+
+
+def test_zip_functions_run_python312_with_both_layers(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Plan, extract, assemble and ingest: python3.12, handler app.handler, the dependency and core layers."""
+    stack = app_and_stack[1]
+    layers = [{"Ref": logical_id(stack, layer)} for layer in stack.layers]
+    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.ingest_fn):
+        props = function_properties(resources, stack, fn)
+        assert (props["Runtime"], props["Handler"]) == ("python3.12", "app.handler")
+        assert props["Layers"] == layers
+        assert props["TracingConfig"] == {"Mode": "Active"}
+
+
+def test_unpack_is_a_container_image_function(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """The binaries (7z, unar, Tesseract) come from the image built from functions/ocr/Dockerfile."""
+    stack = app_and_stack[1]
+    props = function_properties(resources, stack, stack.unpack_fn)
+    assert props["PackageType"] == "Image"
+    assert props["EphemeralStorage"] == {"Size": 10240}
+
+
+def test_functions_get_settings_table_and_powertools_environment(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Settings from the CDK context reach every function as PAPERSIFT_* variables."""
+    stack = app_and_stack[1]
+    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.unpack_fn, stack.ingest_fn):
+        env = function_properties(resources, stack, fn)["Environment"]["Variables"]
+        assert env["PAPERSIFT_PAGE_BATCH_SIZE"] == "10"
+        assert env["PAPERSIFT_OCR_MODE"] == "local-first"
+        assert env["TABLE_NAME"] == {"Ref": logical_id(stack, stack.table)}
+        assert (env["POWERTOOLS_SERVICE_NAME"], env["POWERTOOLS_METRICS_NAMESPACE"]) == ("papersift", "Papersift")
+        assert "PAPERSIFT_PASSWORDS" not in env
+    ingest_env = function_properties(resources, stack, stack.ingest_fn)["Environment"]["Variables"]
+    assert ingest_env["STATE_MACHINE_ARN"] == {"Ref": logical_id(stack, stack.state_machine)}
+
+
+def test_state_machine_runs_the_shared_definition_with_all_function_arns(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """The deployed definition is workflow.asl.json with every ${...Arn} bound to a function of this stack."""
+    stack = app_and_stack[1]
+    machine = resources[logical_id(stack, stack.state_machine)]["Properties"]
+    rendered = json.dumps(machine["DefinitionString"])
+    substitutions = machine["DefinitionSubstitutions"]
+    for placeholder, fn in (
+        ("PlanFunctionArn", stack.plan_fn),
+        ("ExtractFunctionArn", stack.extract_fn),
+        ("AssembleFunctionArn", stack.assemble_fn),
+        ("UnpackFunctionArn", stack.unpack_fn),
+    ):
+        assert "${" + placeholder + "}" in rendered
+        assert substitutions[placeholder] == {"Fn::GetAtt": [logical_id(stack, fn), "Arn"]}
+    assert machine["TracingConfiguration"] == {"Enabled": True}
+    assert machine["LoggingConfiguration"]["Level"] == "ALL"
+
+
+def test_state_machine_may_invoke_its_functions_and_run_distributed_map_children(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Invoke on the four step functions; StartExecution on itself plus Describe/Stop on its executions."""
+    stack = app_and_stack[1]
+    statements = [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        if {"Ref": logical_id(stack, stack.state_machine.role)} in p["Properties"]["Roles"]
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    invoked = json.dumps([s["Resource"] for s in statements if s["Action"] == "lambda:InvokeFunction"])
+    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.unpack_fn):
+        assert logical_id(stack, fn) in invoked
+    assert any(
+        s["Action"] == "states:StartExecution" and s["Resource"] == {"Ref": logical_id(stack, stack.state_machine)}
+        for s in statements
+    )
+    assert any(s["Action"] == ["states:DescribeExecution", "states:StopExecution"] for s in statements)
+    reads = [s for s in statements if "s3:GetObject*" in s["Action"]]
+    assert reads and all("/work/*" in json.dumps(s["Resource"]) for s in reads)
+
+
+def test_ingest_may_only_start_executions_of_the_workflow(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Ingest's own grants: StartExecution on this state machine (plus reading its queue and X-Ray)."""
+    stack = app_and_stack[1]
+    statements = resources[logical_id(stack, stack.ingest_fn.role.node.find_child("DefaultPolicy"))]["Properties"][
+        "PolicyDocument"
+    ]["Statement"]
+    actions = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert "states:StartExecution" in actions
+    assert not {a for a in actions if a.startswith(("s3:", "dynamodb:"))}
+
+
+def test_only_assemble_writes_the_documents_table(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Assemble writes the one item per document; no other function can change it."""
+    stack = app_and_stack[1]
+    table = {"Fn::GetAtt": [logical_id(stack, stack.table), "Arn"]}
+    writers = []
+    for policy_id, policy in template.find_resources("AWS::IAM::Policy").items():
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = [s["Action"]] if isinstance(s["Action"], str) else s["Action"]
+            if "dynamodb:PutItem" in actions and table in (
+                s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]
+            ):
+                writers.append(policy_id)
+    assert writers == [logical_id(stack, stack.assemble_fn.role.node.find_child("DefaultPolicy"))]
+
+
+def test_steps_write_only_under_their_own_prefixes(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """Plan and extract put under work/, assemble under work/ and results/; nothing may delete objects."""
+    stack = app_and_stack[1]
+    expected = {
+        stack.plan_fn: {"/work/*"},
+        stack.extract_fn: {"/work/*"},
+        stack.assemble_fn: {"/work/*", "/results/*"},
+        stack.unpack_fn: {"/work/*", "/incoming/*"},
+    }
+    for fn, prefixes in expected.items():
+        policy = resources[logical_id(stack, fn.role.node.find_child("DefaultPolicy"))]
+        statements = policy["Properties"]["PolicyDocument"]["Statement"]
+        puts = {s["Resource"]["Fn::Join"][1][1] for s in statements if "s3:PutObject" in s["Action"]}
+        assert puts == prefixes, fn.node.id
+        assert not any(
+            a.startswith("s3:Delete") for s in statements for a in s["Action"] if isinstance(s["Action"], list)
+        )
+
+
+def test_documents_table_is_keyed_by_doc_id_on_demand_with_pitr(template: Template) -> None:
+    """One item per document, pay per request, recoverable to any point in the last 35 days."""
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "KeySchema": [{"AttributeName": "doc_id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "doc_id", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        },
+    )
+
+
+def test_documents_bucket_is_private_encrypted_versioned_and_expires_work_files(template: Template) -> None:
+    """Block public access, SSE, versioning, and work/ files expire once results exist."""
+    template.has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "VersioningConfiguration": {"Status": "Enabled"},
+            "BucketEncryption": Match.any_value(),
+            "PublicAccessBlockConfiguration": {
+                "BlockPublicAcls": True,
+                "BlockPublicPolicy": True,
+                "IgnorePublicAcls": True,
+                "RestrictPublicBuckets": True,
+            },
+            "LifecycleConfiguration": {
+                "Rules": Match.array_with(
+                    [Match.object_like({"Prefix": "work/", "ExpirationInDays": 7, "Status": "Enabled"})]
+                )
+            },
+            "LoggingConfiguration": Match.object_like({"LogFilePrefix": "documents/"}),
+        },
+    )
+
+
+def test_cdk_nag_passes_with_every_acknowledgement_reasoned(app_and_stack: tuple[App, PipelineStack]) -> None:
+    """AwsSolutions checks run at synth; accepted findings carry a reason (synth fails otherwise)."""
+    app, _ = app_and_stack
+    assembly = app.synth()
+    report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
+    assert report["pluginReports"], "no validation plugin ran"
+    assert [plugin["conclusion"] for plugin in report["pluginReports"]] == ["success"]
+
+
+def test_cdk_nag_is_active_an_unacknowledged_finding_fails_synth(tmp_path: Path) -> None:
+    """The check above must be able to fail: a bucket without access logs in the same app breaks synth."""
+    app, stack = build_app(context=FAST, outdir=str(tmp_path))
+    s3.Bucket(stack, "CarelessBucket", enforce_ssl=True)
+    with pytest.raises(Exception, match=r"AwsSolutions-S1"):
+        app.synth()
+
+
+@pytest.mark.parametrize(
+    ("context", "named"),
+    [
+        ({"page_batch_size": 0}, "page_batch_size"),
+        ({"ocr_mode": "sometimes"}, "ocr_mode"),
+        ({"pages_per_batch": 5}, "pages_per_batch"),
+        ('{"max_concurrency": "many"}', "max_concurrency"),
+        ("not json", "papersift"),
+    ],
+)
+def test_a_bad_context_value_fails_fast_naming_the_setting(context: Any, named: str) -> None:
+    """A typo in cdk.json or -c papersift=... stops synth before any resource, with the setting's name."""
+    with pytest.raises(SettingsError, match=named):
+        PipelineStack(App(context={"papersift": context}), "Bad")

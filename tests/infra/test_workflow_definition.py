@@ -1,0 +1,196 @@
+"""The workflow definition file: placeholders, structure, and the step contracts it encodes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.workflow import DEFINITION_PATH, PLACEHOLDERS, load_definition
+
+ARNS = {
+    name: f"arn:aws:lambda:us-east-1:123456789012:function:{name.removesuffix('FunctionArn')}" for name in PLACEHOLDERS
+}
+LAMBDA_ERRORS = {
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+}
+
+
+def structural_problems(definition: dict[str, Any], where: str = "") -> list[str]:
+    """Every way a state graph can be wired wrong that Step Functions would reject or silently
+    strand: a missing StartAt, a Next/Default/Catch to nowhere, a state with no way out, a state
+    nobody reaches. Map processors are checked as graphs of their own."""
+    states: dict[str, Any] = definition.get("States", {})
+    problems: list[str] = []
+    if definition.get("StartAt") not in states:
+        problems.append(f"{where}StartAt {definition.get('StartAt')!r} is not a state")
+    edges: dict[str, set[str]] = {}
+    for name, state in states.items():
+        targets: set[str] = set()
+        kind = state.get("Type")
+        if "Next" in state:
+            targets.add(state["Next"])
+        if kind == "Choice":
+            targets.update(choice["Next"] for choice in state.get("Choices", []))
+            if "Default" in state:
+                targets.add(state["Default"])
+            if not state.get("Choices"):
+                problems.append(f"{where}{name}: Choice without choices")
+        targets.update(catch["Next"] for catch in state.get("Catch", []))
+        for target in targets - states.keys():
+            problems.append(f"{where}{name} -> {target!r}, which is not a state")
+        if kind not in ("Choice", "Succeed", "Fail") and not state.get("End") and "Next" not in state:
+            problems.append(f"{where}{name}: neither Next nor End")
+        if state.get("End") and "Next" in state:
+            problems.append(f"{where}{name}: both Next and End")
+        if kind == "Map":
+            processor = state.get("ItemProcessor") or state.get("Iterator")
+            if processor is None:
+                problems.append(f"{where}{name}: Map without ItemProcessor")
+            else:
+                problems += structural_problems(processor, where=f"{where}{name}/")
+        edges[name] = targets
+    reached, frontier = set(), [definition.get("StartAt")]
+    while frontier:
+        current = frontier.pop()
+        if current in reached or current not in states:
+            continue
+        reached.add(current)
+        frontier.extend(edges[current])
+    problems += [f"{where}{name}: unreachable" for name in states.keys() - reached]
+    return problems
+
+
+def all_states(definition: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, state in definition["States"].items():
+        yield name, state
+        processor = state.get("ItemProcessor")
+        if processor:
+            yield from all_states(processor)
+
+
+@pytest.fixture(scope="module")
+def definition() -> dict[str, Any]:
+    return json.loads(load_definition(ARNS))
+
+
+def test_every_placeholder_is_substituted_and_the_result_is_json() -> None:
+    """The runner and the stack both rely on load_definition leaving no ${...} behind."""
+    text = load_definition(ARNS)
+    assert "${" not in text
+    for arn in ARNS.values():
+        assert arn in text
+
+
+def test_the_file_uses_exactly_the_declared_placeholders() -> None:
+    """A placeholder added to the file but not to PLACEHOLDERS would never be substituted by the stack."""
+    text = DEFINITION_PATH.read_text()
+    for name in PLACEHOLDERS:
+        assert "${" + name + "}" in text
+    assert text.count("${") == sum(text.count("${" + name + "}") for name in PLACEHOLDERS)
+
+
+def test_a_missing_arn_fails_at_load_naming_the_placeholder() -> None:
+    """A runner that forgets a function must fail when it creates the state machine, not mid-run."""
+    partial = {k: v for k, v in ARNS.items() if k != "UnpackFunctionArn"}
+    with pytest.raises(ValueError, match="UnpackFunctionArn"):
+        load_definition(partial)
+
+
+def test_an_arn_that_would_break_the_json_is_refused() -> None:
+    """Substitution is textual; a quote in a value must not produce an invalid definition."""
+    with pytest.raises(ValueError):
+        load_definition({**ARNS, "PlanFunctionArn": 'arn"broken'})
+
+
+def test_the_state_graph_is_wired_completely(definition: dict[str, Any]) -> None:
+    """Every Next/Default/Catch points at a state, in the top level and inside both Maps."""
+    assert structural_problems(definition) == []
+
+
+def test_the_structural_check_catches_a_dangling_next(tmp_path: Path) -> None:
+    """The check above must be able to fail: a renamed state leaves a Next pointing nowhere."""
+    broken = json.loads(load_definition(ARNS))
+    broken["States"]["Assemble2"] = broken["States"].pop("Assemble")
+    broken["States"]["ExtractBatchesInline"]["ItemProcessor"]["States"]["ExtractBatch"].pop("End")
+    problems = structural_problems(broken)
+    assert any("-> 'Assemble'" in p for p in problems)
+    assert any("Assemble2: unreachable" in p for p in problems)
+    assert any("ExtractBatchesInline/ExtractBatch: neither Next nor End" in p for p in problems)
+
+
+def test_every_task_retries_transient_lambda_errors_with_jitter(definition: dict[str, Any]) -> None:
+    """Lambda service hiccups and throttles are retried (3 attempts, 2 s, backoff, full jitter)."""
+    tasks = [
+        (name, state)
+        for name, state in all_states(definition)
+        if state["Type"] == "Task" and state["Resource"].startswith("arn:aws:lambda:")
+    ]
+    assert len(tasks) == 6  # Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure
+    for name, state in tasks:
+        retrier = next(r for r in state["Retry"] if set(r["ErrorEquals"]) >= LAMBDA_ERRORS)
+        assert (retrier["MaxAttempts"], retrier["IntervalSeconds"], retrier["JitterStrategy"]) == (3, 2, "FULL"), name
+        assert retrier["BackoffRate"] > 1, name
+
+
+def test_every_failure_is_recorded_by_the_assemble_function(definition: dict[str, Any]) -> None:
+    """Each top-level step catches everything into $.error and goes to RecordFailure, which calls
+    Assemble with the error, so no document ends without a recorded status."""
+    top = definition["States"]
+    for name, state in top.items():
+        if state["Type"] in ("Task", "Map") and name != "RecordFailure":
+            assert state["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordFailure"}]
+    record = top["RecordFailure"]
+    assert record["Resource"] == ARNS["AssembleFunctionArn"]
+    assert record["Parameters"]["error.$"] == "$.error"
+    assert record.get("End") is True and "Catch" not in record
+
+
+def test_plan_result_routes_the_document(definition: dict[str, Any]) -> None:
+    """ready -> choose a Map kind, archive -> Unpack, any terminal status -> Assemble directly."""
+    route = definition["States"]["RouteByPlanStatus"]
+    assert definition["States"]["Plan"]["ResultPath"] == "$.plan"
+    assert {(c["StringEquals"], c["Next"]) for c in route["Choices"]} == {
+        ("ready", "ChooseMapKind"),
+        ("archive", "Unpack"),
+    }
+    assert route["Default"] == "Assemble"
+    assert definition["States"]["Unpack"]["ResultPath"] == "$.unpack"
+    assert definition["States"]["Unpack"]["Next"] == "Assemble"
+
+
+def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: dict[str, Any]) -> None:
+    """The plan's use_distributed_map flag picks the Distributed Map, which reads batches from S3."""
+    choose = definition["States"]["ChooseMapKind"]
+    assert choose["Choices"][0]["Next"] == "ExtractBatchesDistributed"
+    assert choose["Default"] == "ExtractBatchesInline"
+    distributed = definition["States"]["ExtractBatchesDistributed"]
+    assert distributed["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
+    assert distributed["ItemReader"]["Parameters"] == {"Bucket.$": "$.plan.bucket", "Key.$": "$.plan.manifest_key"}
+    assert distributed["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert definition["States"]["ExtractBatchesInline"]["ItemsPath"] == "$.plan.batches"
+
+
+def test_page_results_never_flow_back_into_the_state(definition: dict[str, Any]) -> None:
+    """Both Maps discard their results (ResultPath null): page text and counts stay in S3, under the 256 KiB limit."""
+    for name in ("ExtractBatchesInline", "ExtractBatchesDistributed"):
+        state = definition["States"][name]
+        assert "ResultPath" in state and state["ResultPath"] is None, name
+        assert state["MaxConcurrency"] >= 1, name
+
+
+def test_assemble_receives_the_documented_payload(definition: dict[str, Any]) -> None:
+    """Assemble gets doc_id, bucket, key, source_name and plan (docs/architecture.md)."""
+    assert definition["States"]["Assemble"]["Parameters"] == {
+        "doc_id.$": "$.doc_id",
+        "bucket.$": "$.bucket",
+        "key.$": "$.key",
+        "source_name.$": "$.source_name",
+        "plan.$": "$.plan",
+    }
