@@ -1,0 +1,212 @@
+"""The workflow definition executed by moto's Step Functions, with fake step functions.
+
+These pin the routing of workflow.asl.json itself (which step runs with which payload, in which
+case), independently of the real handlers: the end-to-end tests cover those.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from typing import Any
+from unittest import mock
+
+import boto3
+import pytest
+
+moto = pytest.importorskip("moto")
+from moto import mock_aws  # noqa: E402
+from moto.awslambda.models import LambdaFunction  # noqa: E402
+
+from infra.workflow import PLACEHOLDERS, load_definition  # noqa: E402
+
+REGION = "us-east-1"
+BUCKET = "papersift-workflow-test"
+
+
+class CorruptInputError(Exception):
+    """Named like the core's error: Step Functions sees the class name as the error."""
+
+
+class FakeSteps:
+    """Stand-ins for plan/extract/unpack/assemble that record what the workflow sent them."""
+
+    def __init__(self, s3: Any) -> None:
+        self.s3 = s3
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+
+    def called(self, step: str) -> list[dict[str, Any]]:
+        return [event for name, event in self.calls if name == step]
+
+    def __call__(self, step: str, event: dict[str, Any]) -> Any:
+        with self._lock:
+            self.calls.append((step, event))
+        return getattr(self, step)(event)
+
+    def plan(self, event: dict[str, Any]) -> dict[str, Any]:
+        name = event["source_name"]
+        doc = {k: event[k] for k in ("doc_id", "bucket", "key")}
+        batches = [
+            {**doc, "kind": "pdf", "first_page": 1 + 10 * i, "last_page": 10 * (i + 1), "batch_index": i}
+            for i in range(3)
+        ]
+        plan = {
+            **doc,
+            "source_name": name,
+            "status": "ready",
+            "batches": batches,
+            "batch_count": 3,
+            "use_distributed_map": False,
+            "manifest_key": f"work/{event['doc_id']}/batches.json",
+        }
+        if name.startswith("big"):
+            self.s3.put_object(Bucket=BUCKET, Key=plan["manifest_key"], Body=json.dumps(batches).encode())
+            plan.update(batches=[], use_distributed_map=True)
+        elif name.endswith(".zip"):
+            plan.update(status="archive", batches=[], batch_count=0)
+        elif name.endswith(".xyz"):
+            plan.update(status="unsupported", batches=[], batch_count=0)
+        return plan
+
+    def extract(self, event: dict[str, Any]) -> dict[str, Any]:
+        if "poison" in event["key"] and event["batch_index"] == 1:
+            raise CorruptInputError("page 12 has a broken content stream")
+        return {"batch_index": event["batch_index"], "pages": 10, "chars": 1234}
+
+    def unpack(self, event: dict[str, Any]) -> dict[str, Any]:
+        return {"members": 2}
+
+    def assemble(self, event: dict[str, Any]) -> dict[str, Any]:
+        return {"doc_id": event["doc_id"], "status": "failed" if "error" in event else "clean"}
+
+
+def _dispatching_invoke(steps: FakeSteps) -> Callable[..., bytes]:
+    def invoke(self: LambdaFunction, body: str, request_headers: Any, response_headers: Any) -> bytes:
+        try:
+            result = steps(self.function_name, json.loads(body or "{}"))
+        except Exception as exc:  # reported as a function error, as Lambda does
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}).encode()
+        return json.dumps(result).encode()
+
+    return invoke
+
+
+@pytest.fixture(scope="module")
+def workflow() -> Iterator[tuple[Any, str, FakeSteps]]:
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        role = boto3.client("iam", region_name=REGION).create_role(
+            RoleName="papersift-test", AssumeRolePolicyDocument="{}"
+        )["Role"]["Arn"]
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("app.py", "def handler(event, context):\n    return event\n")
+        lam = boto3.client("lambda", region_name=REGION)
+        arns = {}
+        for placeholder in PLACEHOLDERS:
+            name = placeholder.removesuffix("FunctionArn").lower()
+            arns[placeholder] = lam.create_function(
+                FunctionName=name,
+                Runtime="python3.12",
+                Role=role,
+                Handler="app.handler",
+                Code={"ZipFile": archive.getvalue()},
+            )["FunctionArn"]
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        machine = sfn.create_state_machine(name="papersift", definition=load_definition(arns), roleArn=role)
+        steps = FakeSteps(s3)
+        with mock.patch.object(LambdaFunction, "invoke", _dispatching_invoke(steps)):
+            yield sfn, machine["stateMachineArn"], steps
+
+
+def run(workflow: tuple[Any, str, FakeSteps], source_name: str) -> tuple[dict[str, Any], FakeSteps]:
+    sfn, machine_arn, steps = workflow
+    doc_id = source_name.replace(".", "-")
+    run_input = {
+        "doc_id": doc_id,
+        "bucket": BUCKET,
+        "key": f"incoming/{source_name}",
+        "version_id": None,
+        "etag": "abc",
+        "source_name": source_name,
+    }
+    execution = sfn.start_execution(stateMachineArn=machine_arn, name=doc_id, input=json.dumps(run_input))
+    deadline = time.monotonic() + 30
+    while (described := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] == "RUNNING":
+        assert time.monotonic() < deadline, "execution did not finish"
+        time.sleep(0.05)
+    return described, steps
+
+
+def for_doc(events: list[dict[str, Any]], doc_id: str) -> list[dict[str, Any]]:
+    return [e for e in events if e.get("doc_id") == doc_id]
+
+
+def test_a_small_document_runs_its_batches_inline_then_assembles(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """ready + few batches: each batch item goes to extract as is; assemble gets the documented payload."""
+    described, steps = run(workflow, "small.pdf")
+    assert described["status"] == "SUCCEEDED", described
+    assert sorted(e["batch_index"] for e in for_doc(steps.called("extract"), "small-pdf")) == [0, 1, 2]
+    (assembled,) = for_doc(steps.called("assemble"), "small-pdf")
+    assert set(assembled) == {"doc_id", "bucket", "key", "source_name", "plan"}
+    assert assembled["plan"]["status"] == "ready"
+    assert json.loads(described["output"]) == {"doc_id": "small-pdf", "status": "clean"}
+
+
+def test_plan_receives_the_execution_input_unchanged(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """The plan step's payload is the execution input from ingest."""
+    _, steps = run(workflow, "input.pdf")
+    (planned,) = for_doc(steps.called("plan"), "input-pdf")
+    assert planned == {
+        "doc_id": "input-pdf",
+        "bucket": BUCKET,
+        "key": "incoming/input.pdf",
+        "version_id": None,
+        "etag": "abc",
+        "source_name": "input.pdf",
+    }
+
+
+def test_a_large_document_reads_its_batches_from_the_manifest(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """use_distributed_map: the Distributed Map reads work/<doc>/batches.json, not the (empty) plan batches."""
+    described, steps = run(workflow, "big.pdf")
+    assert described["status"] == "SUCCEEDED", described
+    assert sorted(e["batch_index"] for e in for_doc(steps.called("extract"), "big-pdf")) == [0, 1, 2]
+    assert len(for_doc(steps.called("assemble"), "big-pdf")) == 1
+
+
+def test_an_archive_is_unpacked_then_assembled(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """status archive: unpack gets doc_id/bucket/key/source_name/plan; no page extraction for the archive itself."""
+    described, steps = run(workflow, "pack.zip")
+    assert described["status"] == "SUCCEEDED", described
+    (unpacked,) = for_doc(steps.called("unpack"), "pack-zip")
+    assert set(unpacked) == {"doc_id", "bucket", "key", "source_name", "plan"}
+    assert for_doc(steps.called("extract"), "pack-zip") == []
+    assert len(for_doc(steps.called("assemble"), "pack-zip")) == 1
+
+
+def test_a_terminal_plan_status_goes_straight_to_assemble(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """An unsupported file is recorded with its status; nothing is extracted or unpacked."""
+    described, steps = run(workflow, "note.xyz")
+    assert described["status"] == "SUCCEEDED", described
+    assert for_doc(steps.called("extract"), "note-xyz") == for_doc(steps.called("unpack"), "note-xyz") == []
+    (assembled,) = for_doc(steps.called("assemble"), "note-xyz")
+    assert assembled["plan"]["status"] == "unsupported"
+
+
+def test_a_failing_batch_is_recorded_as_a_failure_with_its_error(workflow: tuple[Any, str, FakeSteps]) -> None:
+    """A batch that raises ends in RecordFailure: assemble is called with the error name and cause."""
+    described, steps = run(workflow, "poison.pdf")
+    assert described["status"] == "SUCCEEDED", described
+    (recorded,) = for_doc(steps.called("assemble"), "poison-pdf")
+    assert recorded["error"]["Error"] == "CorruptInputError"
+    assert "broken content stream" in recorded["error"]["Cause"]
+    assert {"doc_id", "bucket", "key", "source_name"} <= set(recorded)
+    assert json.loads(described["output"])["status"] == "failed"
