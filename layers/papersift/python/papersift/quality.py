@@ -2,12 +2,23 @@
 
 Text that looks fine but is garbage is worse than no text, because it gets indexed and
 trusted. Every signal found is named in ``TextVerdict.signals`` so the report can say why.
+
+The PDF ladder calls :func:`assess_text` on every engine's output for every page, keeps the
+highest ``score`` and climbs to the next rung only while ``suspect`` is true; so the score must
+rank engines on the same page, and ``suspect`` must stay false on good text (a false alarm
+costs a full ladder run). The common path is a handful of whole-text regex passes plus set
+lookups on a bounded sample of words, well under a millisecond for a normal page.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
+
+from papersift.lexicon import LANGUAGES, Lexicon, fold_accents, lexicon
 
 
 @dataclass(frozen=True)
@@ -28,8 +39,8 @@ class TextVerdict:
     suspect: bool
     #: the text is broken beyond use (garbage, cipher); implies suspect
     corrupt: bool
-    #: names of the signals found, e.g. "empty", "cid_garbage", "replacement_chars",
-    #: "private_use", "low_letter_ratio", "cipher", "spacing_damage", "image_only"
+    #: names of the signals found: "empty", "image_only", "glyph_garbage", "script_mix",
+    #: "low_letter_ratio", "cipher", "spacing_damage", "low_confidence"
     signals: tuple[str, ...] = field(default_factory=tuple)
     #: 0..1, how sure we are of this verdict
     confidence: float = 1.0
@@ -39,22 +50,431 @@ class TextVerdict:
     reason: str = ""
 
 
-_CID = re.compile(r"\(cid:\d+\)|/g\d+|(?<![\w/])/\d{2,3}\b")
+# --- patterns (compiled once; all read-only) ---------------------------------------------
+
+#: one match = one glyph the engine could not map: U+FFFD, private use, C0/C1 controls ...
+_BAD_CHAR = re.compile(r"[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\x00-\x08\x0e-\x1f\x7f-\x9f]")
+#: ... pdfminer's ``(cid:12)`` ...
+_CID = re.compile(r"\(cid:\d+\)")
+#: ... and pypdf's codes and glyph names: ``/143``, ``/g12``, ``/uni0041``, ``/one.os`` (the
+#: character before the slash is checked apart: a leading look-behind would slow the scan)
+_SLASH_GLYPH = re.compile(
+    r"/(?:(?:g|G|glyph|index|cid)\d+|uni[0-9A-Fa-f]{4,6}"
+    r"|[a-z]+\.(?:os|sc|alt|oldstyle|lf|tf|sups|sinf|swash|ss\d\d)\b|\d{1,3}(?![\d/.,]))"
+)
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+_ASCII_LETTER_RUN = re.compile(r"[A-Za-z]+")
+_LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
+_DIGIT_RUN = re.compile(r"[0-9]+")
+#: a whitespace-delimited token that is a number, money or a percentage (tables are legit)
+_NUMBER_TOKEN = re.compile(
+    r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
+)
+#: dot leaders, rules and underlines: layout, not text
+_LEADER = re.compile(r"([^\w\s])\1{2,}")
+#: a lower->UPPER flip inside a word (the token is checked against the dictionary later)
+_FLIP = re.compile(r"[a-zß-öø-ÿ][A-ZÀ-ÖØ-Þ]")
+_FLIP_POINT = re.compile(r"(?<=[a-zß-öø-ÿ])(?=[A-ZÀ-ÖØ-Þ])")
+#: CamelCase codes made of element-like chunks: ENiCrFe, ERNiCrMo, NiCr
+_CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
+#: anything outside Latin letters, common punctuation and symbols: a cheap upper bound on
+#: non-Latin letters that lets most pages skip the exact count
+_BEYOND_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\s]")
+_NON_LATIN_LETTER = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
+    ("kana", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),
+    ("hangul", re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")),
+    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")),
+    ("cyrillic", re.compile(r"[\u0400-\u052f]")),
+    ("greek", re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")),
+    ("hebrew", re.compile(r"[\u0590-\u05ff]")),
+    ("devanagari", re.compile(r"[\u0900-\u097f]")),
+    ("thai", re.compile(r"[\u0e00-\u0e7f]")),
+)
+_SCRIPT_LANGUAGE = {
+    "hangul": "ko", "arabic": "ar", "cyrillic": "ru", "greek": "el",
+    "hebrew": "he", "devanagari": "hi", "thai": "th",
+}
+
+# --- tunables -----------------------------------------------------------------------------
+
+_SAMPLE_WORDS = 240  # dictionary checks look at most at this many words
+_SAMPLE_BLOCKS = 4  # ... taken as this many contiguous blocks spread over the page
+_MIN_WORDS_FOR_DICTIONARY = 15  # fewer checkable words: no dictionary verdict
+_WINDOW = 40  # words per window for local (partial-page) cipher evidence
+_GOOD_HIT_RATE = 0.8  # real prose in a known language is above this
+_CIPHER_HIT_RATE = 0.35  # below this, the words are not words
+_PLAUSIBLE_BIGRAMS = 0.8  # real languages (even ones without a dictionary) stay above this
+_MAX_SEGMENT_TOKENS = 12  # glued-word segmentation is tried on at most this many tokens
+_MAX_FLIP_TOKENS = 200  # distinct mid-word-capital tokens looked at
+
+
+@dataclass(frozen=True)
+class _Words:
+    """Dictionary evidence over the sampled Latin words."""
+
+    checked: int = 0  # words of 3+ letters, not acronyms
+    hit_rate: float = 1.0
+    worst_window: float = 1.0
+    bigram_plausibility: float = 1.0
+    suspicious_flips: int = 0  # distinct tokens with unexplained mid-word lower->UPPER
+    benign_flips: int = 0  # CamelCase that reads as words or codes (iPhone, ENiCrFe)
+    flip_rate: float = 0.0
+    glued_share: float = 0.0  # letters inside tokens that split into dictionary words
+    broken_pairs: int = 0  # neighbouring fragments that join into a dictionary word
+    broken_rate: float = 0.0
+    language: str | None = None
 
 
 def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
-    """Judge one page's text. Baseline rules; the full detector replaces the internals."""
+    """Judge one page's text: score it, name what is wrong, and say how sure we are."""
     layout = layout or PageLayout()
-    stripped = "".join(text.split())
-    if len(stripped) < 3:
-        signals = ("empty", "image_only") if layout.image_count else ("empty",)
-        reason = "no text layer on a page that draws images" if layout.image_count else "no text on the page"
-        return TextVerdict(score=0.0, suspect=bool(layout.image_count or layout.has_vector_glyphs),
-                           corrupt=False, signals=signals, reason=reason)
-    bad = stripped.count("\ufffd") + sum(len(m) for m in _CID.findall(text))
-    bad += sum(1 for ch in stripped if 0xE000 <= ord(ch) <= 0xF8FF)
-    ratio = bad / len(stripped)
-    if ratio > 0.1:
-        return TextVerdict(score=max(0.0, 1 - 2 * ratio), suspect=True, corrupt=ratio > 0.3,
-                           signals=("glyph_garbage",), reason=f"{ratio:.0%} of characters are unmapped glyphs")
-    return TextVerdict(score=1.0 - ratio, suspect=False, corrupt=False, reason="text layer looks sound")
+    nonspace = sum(map(len, text.split()))
+    draws_something = bool(layout.image_count or layout.image_area_ratio > 0 or layout.has_vector_glyphs)
+    if nonspace < 3:
+        if draws_something:
+            return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
+                               confidence=0.9, reason="No text layer on a page that draws images or glyphs.")
+        return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=0.9,
+                           reason="No text on the page, and nothing drawn that could hold text.")
+
+    signals: list[str] = []
+    reasons: list[str] = []
+    score = 1.0
+    confidence = 1.0
+    suspect = corrupt = False
+
+    # glyph garbage: one match stands for one glyph, whatever its spelling
+    bad_glyphs, garbage_chars = _garbage(text)
+    glyphs = nonspace - garbage_chars + bad_glyphs
+    if layout.unmapped_glyphs > bad_glyphs:
+        glyphs += layout.unmapped_glyphs - bad_glyphs
+        bad_glyphs = layout.unmapped_glyphs
+    garbage_ratio = bad_glyphs / max(glyphs, 1)
+    if (bad_glyphs >= 3 and garbage_ratio >= 0.01) or garbage_ratio >= 0.1:
+        signals.append("glyph_garbage")
+        reasons.append(f"{garbage_ratio:.0%} of glyphs are unmapped ((cid:N), /gNN, U+FFFD, private use or controls)")
+        suspect = garbage_ratio >= 0.03
+        corrupt = garbage_ratio > 0.3
+    score *= (1.0 - garbage_ratio) ** 2
+
+    runs, script = _letter_runs(text, nonspace)
+    letters = sum(map(len, runs))
+    if script == "mixed":
+        signals.append("script_mix")
+        reasons.append("letters jump between unrelated scripts, as decoded glyph codes do")
+        suspect = corrupt = True
+        score *= 0.3
+
+    # letters vs other characters, with numbers and leaders set aside
+    leader_chars = sum(len(m.group()) for m in _LEADER.finditer(text)) if _has_leaders(text) else 0
+    number_chars = _number_chars(text, nonspace)
+    judged = glyphs - (garbage_chars - bad_glyphs) - leader_chars - number_chars - bad_glyphs
+    if number_chars > 0.3 * nonspace and letters < 0.4 * nonspace:
+        signals.append("low_confidence")
+        reasons.append("mostly numbers (a table?), so there are few words to judge")
+        confidence *= 0.6
+    if judged >= 60 and "glyph_garbage" not in signals:
+        letter_share = min(1.0, letters / judged)
+        if letter_share < 0.5:
+            signals.append("low_letter_ratio")
+            reasons.append(f"only {letter_share:.0%} of the non-numeric characters are letters")
+            suspect = True
+            corrupt = corrupt or letter_share < 0.3
+            score *= letter_share / 0.5
+
+    language = _script_language(text, script)
+    if script == "latin" and letters >= 20:
+        words = _judge_words(runs, lexicon())
+        language = words.language
+        score, confidence, suspect, corrupt = _apply_word_evidence(
+            words, score, confidence, suspect, corrupt, signals, reasons)
+
+    if letters < 200:
+        confidence *= 0.5 + letters / 400
+    if draws_something and nonspace < 200 and (layout.image_area_ratio >= 0.5 or layout.has_vector_glyphs):
+        signals.append("image_only")
+        reasons.append("little text on a page mostly drawn as images or outlined glyphs")
+        suspect = True
+        score *= 0.6
+
+    if not signals:
+        reasons.append("text layer looks sound" + (f" ({language})" if language else ""))
+    return TextVerdict(
+        score=round(max(0.0, min(1.0, score)), 4),
+        suspect=suspect or corrupt,
+        corrupt=corrupt,
+        signals=tuple(dict.fromkeys(signals)),
+        confidence=round(max(0.05, min(1.0, confidence)), 3),
+        language=language,
+        reason=_sentence(reasons),
+    )
+
+
+def detect_language(text: str) -> str | None:
+    """ISO 639-1 code of the text's language, by dictionary for Latin script, else by script."""
+    runs, script = _letter_runs(text, sum(map(len, text.split())))
+    if script != "latin":
+        return _script_language(text, script)
+    return _judge_words(runs, lexicon()).language if sum(map(len, runs)) >= 20 else None
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def _sentence(parts: Sequence[str]) -> str:
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
+def _garbage(text: str) -> tuple[int, int]:
+    """(unmapped glyphs, characters they take): each ``(cid:12)`` or ``/143`` is one glyph."""
+    bad = chars = 0
+    if not text.isascii() or not text.isprintable():
+        bad = chars = len(_BAD_CHAR.findall(text))
+    if "(cid:" in text:
+        found = _CID.findall(text)
+        bad += len(found)
+        chars += sum(map(len, found))
+    if "/" in text:
+        for match in _SLASH_GLYPH.finditer(text):
+            before = text[match.start() - 1] if match.start() else " "
+            if not (before.isalnum() or before in "/.:,_"):
+                bad += 1
+                chars += len(match.group())
+    return bad, chars
+
+
+def _has_leaders(text: str) -> bool:
+    return "..." in text or "__" in text or "--" in text or "\u2026\u2026" in text
+
+
+def _number_chars(text: str, nonspace: int) -> int:
+    """Characters in number-shaped tokens; the exact token scan only runs on number-heavy pages."""
+    if not _DIGIT_RUN.search(text):
+        return 0
+    digits = sum(map(len, _DIGIT_RUN.findall(text)))
+    if digits < 0.1 * nonspace:
+        return digits
+    return sum(map(len, _NUMBER_TOKEN.findall(text)))
+
+
+def _script_language(text: str, script: str) -> str | None:
+    if script == "cjk":
+        return "ja" if _SCRIPTS[1][1].search(text) else "zh"
+    return _SCRIPT_LANGUAGE.get(script)
+
+
+def _letter_runs(text: str, nonspace: int) -> tuple[list[str], str]:
+    """Letter runs and the script family; a Latin page keeps only its Latin runs."""
+    if text.isascii():
+        return _ASCII_LETTER_RUN.findall(text), "latin"
+    if len(_BEYOND_LATIN.findall(text)) <= 0.05 * nonspace:
+        return _LATIN_LETTER_RUN.findall(text), "latin"
+    runs = _LETTER_RUN.findall(text)
+    script = _dominant_script(text, sum(map(len, runs)))
+    if script == "latin":
+        runs = [w for w in runs if not _NON_LATIN_LETTER.search(w)]
+    return runs, script
+
+
+def _dominant_script(text: str, letters: int) -> str:
+    """The page's script family; "mixed" for script chaos (decoded glyph codes)."""
+    non_latin = len(_NON_LATIN_LETTER.findall(text))
+    if non_latin <= 0.2 * letters:
+        return "latin"
+    counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS if name != "kana"}
+    counts["latin"] = letters - non_latin
+    # Korean mixes Hanja, Japanese mixes kana and kanji: those count as one family
+    if counts["hangul"] and counts["cjk"]:
+        counts["hangul"] += counts.pop("cjk")
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    outside_two = letters - ranked[0][1] - ranked[1][1]
+    unclassified = letters - sum(counts.values())
+    if letters >= 20 and (outside_two > 0.15 * letters or unclassified > 0.3 * letters):
+        return "mixed"
+    return ranked[0][0]
+
+
+def _sample(runs: Sequence[str]) -> list[str]:
+    """A bounded sample in contiguous blocks, so neighbouring words stay neighbours."""
+    if len(runs) <= _SAMPLE_WORDS:
+        return list(runs)
+    block = _SAMPLE_WORDS // _SAMPLE_BLOCKS
+    stride = (len(runs) - block) // (_SAMPLE_BLOCKS - 1)
+    out: list[str] = []
+    for i in range(_SAMPLE_BLOCKS):
+        out.extend(runs[i * stride : i * stride + block])
+    return out
+
+
+def _judge_words(runs: Sequence[str], lex: Lexicon) -> _Words:
+    """Dictionary, case and spacing evidence from a bounded sample of the page's letter runs."""
+    original = _sample(runs)
+    sample = [w.lower() for w in original]
+    known = lex.words
+    in_dict = list(map(known.__contains__, sample))
+    # words of 3+ letters: shorter ones hit the dictionary by chance
+    checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
+    n = len(checked)
+    hits = sum(checked)
+    hit_rate = hits / n if n else 1.0
+    worst = hit_rate
+    if n >= 2 * _WINDOW and hits < n:
+        totals = [0, *accumulate(checked)]
+        step = _WINDOW // 2
+        worst = min(totals[i + _WINDOW] - totals[i] for i in range(0, n - _WINDOW + 1, step)) / _WINDOW
+
+    plausibility = 1.0
+    if hit_rate < 0.6 or worst < _CIPHER_HIT_RATE:
+        missed = [fold_accents(w) for w, hit in zip(sample, in_dict, strict=True) if not hit and len(w) > 2]
+        pairs = [w[i : i + 2] for w in missed for i in range(len(w) - 1)]
+        if pairs:
+            plausibility = sum(map(lex.bigrams.__contains__, pairs)) / len(pairs)
+
+    suspicious, benign = _case_flips(" ".join(original), lex)
+    broken = _broken_pairs(sample, in_dict, lex) if hits < len(sample) else 0
+    return _Words(
+        checked=n, hit_rate=hit_rate, worst_window=worst, bigram_plausibility=plausibility,
+        suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
+        glued_share=_glued_share(sample, in_dict, lex),
+        broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
+        language=_language(sample, lex) if hit_rate >= 0.5 else None,
+    )
+
+
+def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
+    """Distinct tokens with a mid-word lower->UPPER flip: (unexplained, explained).
+
+    Explained flips read as words glued CamelCase-style (PowerPoint, McDonald, iPhone) or as
+    element-like codes (ENiCrFe); a token repeated verbatim is vocabulary, not a cipher.
+    """
+    tokens: Counter[str] = Counter()
+    last_end = -1
+    for match in _FLIP.finditer(text):
+        if match.start() < last_end:
+            continue  # a second flip in the same token
+        start, end = match.start(), match.end()
+        while start > 0 and text[start - 1].isalpha():
+            start -= 1
+        while end < len(text) and text[end].isalpha():
+            end += 1
+        last_end = end
+        tokens[text[start:end]] += 1
+        if len(tokens) >= _MAX_FLIP_TOKENS:
+            break
+    suspicious = benign = 0
+    for token, count in tokens.items():
+        parts = _FLIP_POINT.split(token)
+        explained = all(len(p) <= 2 or p.isupper() or lex.knows(p.lower()) for p in parts)
+        if not explained and _CHEMICAL.fullmatch(token):
+            explained = sum(c.islower() for c in token) >= 0.25 * len(token)
+        if explained or count > 1:
+            benign += 1
+        else:
+            suspicious += 1
+    return suspicious, benign
+
+
+def _segments(word: str, lex: Lexicon) -> int:
+    """Fewest dictionary words (2+ letters) that spell ``word``; 0 when it cannot be split."""
+    n = len(word)
+    best = [0] + [n + 1] * n
+    for end in range(2, n + 1):
+        for start in range(max(0, end - 20), end - 1):
+            if best[start] <= n and best[start] + 1 < best[end] and word[start:end] in lex.words:
+                best[end] = best[start] + 1
+    return best[n] if best[n] <= n else 0
+
+
+def _glued_share(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) -> float:
+    """Share of letters in long tokens that are really several words run together."""
+    long_ones = [w for w, hit in zip(sample, in_dict, strict=True) if not hit and len(w) >= 13]
+    if not long_ones:
+        return 0.0
+    letters = sum(map(len, sample))
+    long_letters = sum(map(len, long_ones))
+    if long_letters < 0.15 * letters:
+        return 0.0
+    tried = long_ones[:_MAX_SEGMENT_TOKENS]
+    glued = sum(len(w) for w in tried if 2 <= _segments(w, lex) <= len(w) / 3.5)
+    return glued / sum(map(len, tried)) * long_letters / letters
+
+
+def _broken_pairs(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) -> int:
+    """Neighbouring fragments, at least one not a word, that join into a word: ``arbei terinnen``."""
+    known = lex.words
+    joined: set[int] = set()  # index of the first fragment of each join found
+    for i, hit in enumerate(in_dict):
+        if hit:
+            continue
+        for first in (i - 1, i):
+            if first < 0 or first + 1 >= len(sample) or first in joined:
+                continue
+            a, b = sample[first], sample[first + 1]
+            if len(a) + len(b) >= 5 and a + b in known:
+                joined.add(first)
+                continue
+            c = sample[first + 2] if first + 2 < len(sample) else ""
+            if c and len(a) + len(b) + len(c) >= 7 and a + b + c in known:
+                joined.add(first)
+    return len(joined)
+
+
+def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
+    """The language whose most frequent words cover most of the sample."""
+    masks = Counter(map(lex.common_mask.get, sample))
+    counts = [sum(n for mask, n in masks.items() if mask and mask >> bit & 1) for bit in range(len(LANGUAGES))]
+    best = max(range(len(LANGUAGES)), key=counts.__getitem__)
+    return LANGUAGES[best] if counts[best] >= max(3, 0.25 * len(sample)) else None
+def _apply_word_evidence(
+    words: _Words, score: float, confidence: float, suspect: bool, corrupt: bool,
+    signals: list[str], reasons: list[str],
+) -> tuple[float, float, bool, bool]:
+    if words.checked < _MIN_WORDS_FOR_DICTIONARY:
+        return score, confidence * 0.7, suspect, corrupt
+
+    implausible = words.bigram_plausibility < _PLAUSIBLE_BIGRAMS
+    flips = words.flip_rate >= 0.04 and words.suspicious_flips >= 3
+    strong_cipher = words.hit_rate < _CIPHER_HIT_RATE and (implausible or flips)
+    case_cipher = words.flip_rate >= 0.08 and words.suspicious_flips >= 5 and words.hit_rate < _GOOD_HIT_RATE
+    local_cipher = words.worst_window < 0.25 and (implausible or flips) and words.hit_rate < _GOOD_HIT_RATE
+    if strong_cipher or case_cipher or local_cipher:
+        signals.append("cipher")
+        reasons.append(
+            f"words keep their shape but only {words.hit_rate:.0%} are dictionary words"
+            + (f", {words.suspicious_flips} with unexplained mid-word capitals" if words.suspicious_flips else "")
+            + (" and letter pairs no known language uses" if implausible else "")
+        )
+        suspect = True
+        corrupt = corrupt or strong_cipher or (case_cipher and (words.hit_rate < 0.45 or words.flip_rate >= 0.1))
+        score *= 0.5 if corrupt else 0.75
+    elif words.hit_rate < _CIPHER_HIT_RATE:
+        signals.append("low_confidence")
+        reasons.append("few dictionary words but letter pairs of a real language: a language we have no "
+                       "dictionary for")
+        confidence *= 0.4
+    elif words.hit_rate < 0.6 or words.benign_flips + words.suspicious_flips >= 5:
+        signals.append("low_confidence")
+        reasons.append("many codes, names or CamelCase tokens; few plain dictionary words")
+        confidence *= 0.6
+    # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
+    if "cipher" in signals or words.hit_rate >= _CIPHER_HIT_RATE:
+        score *= min(1.0, 0.3 + 0.7 * words.hit_rate / _GOOD_HIT_RATE)
+    else:
+        score *= 0.85
+    score *= 1.0 - min(0.5, 2 * words.flip_rate)
+
+    glued = words.glued_share >= 0.35
+    broken = words.broken_pairs >= 3 and words.broken_rate >= 0.05
+    if glued or broken:
+        signals.append("spacing_damage")
+        reasons.append(
+            f"words run together ({words.glued_share:.0%} of letters)" if glued
+            else f"words split by stray spaces ({words.broken_pairs} fragments join into words)"
+        )
+        suspect = True
+        score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
+    if words.language is None:
+        confidence *= 0.8
+    return score, confidence, suspect, corrupt
