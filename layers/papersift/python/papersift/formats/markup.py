@@ -206,6 +206,7 @@ class _HtmlWalker:
     inline: list[str] = field(default_factory=list)
     tables: int = 0
     list_depth: int = 0
+    open: list[str] = field(default_factory=list)
 
     def flush(self, kind: str = "para", level: int = 0) -> None:
         text = " ".join("".join(self.inline).split())
@@ -213,43 +214,45 @@ class _HtmlWalker:
         if text:
             self.blocks.append(Block(kind, text, level))
 
+    def flush_open(self) -> None:
+        """Flush pending inline text as what the innermost open block makes it."""
+        innermost = self.open[-1] if self.open else ""
+        if innermost in _HEADINGS:
+            self.flush("heading", _HEADINGS[innermost])
+        elif innermost == "li":
+            self.flush("item", max(0, self.list_depth - 1))
+        else:
+            self.flush()
+
     def walk(self, element: Any) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
         tag = tag.rsplit("}", 1)[-1].lower()
-        if not tag:  # comment or processing instruction: only its tail is text
-            if element.tail:
-                self.inline.append(element.tail)
-            return
-        if tag in _DROP_TAGS:
+        if not tag or tag in _DROP_TAGS:  # comments, processing instructions, scripts: only the tail is text
             if element.tail:
                 self.inline.append(element.tail)
             return
         if tag == "table":
-            self.flush()
+            self.flush_open()
             self.table(element)
         elif tag == "pre":
-            self.flush()
+            self.flush_open()
             text = "".join(element.itertext()).strip("\n")
             if text.strip():
                 self.blocks.append(Block("pre", text))
         elif tag == "br":
-            self.inline.append("\n")
-            self.flush()
-        elif tag in _HEADINGS or tag == "li" or tag in _BLOCK_TAGS:
-            self.flush()
+            self.flush_open()
+        elif tag in _BLOCK_TAGS:
+            self.flush_open()
             nested = tag in ("ul", "ol")
             self.list_depth += nested
+            self.open.append(tag)
             if element.text:
                 self.inline.append(element.text)
             for child in element:
                 self.walk(child)
+            self.flush_open()
+            self.open.pop()
             self.list_depth -= nested
-            if tag in _HEADINGS:
-                self.flush("heading", _HEADINGS[tag])
-            elif tag == "li":
-                self.flush("item", max(0, self.list_depth - 1))
-            else:
-                self.flush()
         else:
             if element.text:
                 self.inline.append(element.text)

@@ -18,6 +18,7 @@ from papersift.errors import CorruptInputError, EncryptedInputError
 from papersift.formats._package import open_package, read_part
 from papersift.formats._units import text_unit
 from papersift.formats.markup import Block, parse_xml, render_blocks
+from papersift.formats.text import rows_to_records
 from papersift.settings import Settings
 
 ENGINE = "papersift-odf"
@@ -238,22 +239,7 @@ def _records(sheet: _Sheet) -> list[dict[str, Any]]:
     if not filled:
         return []
     start = next((i for i in filled if sum(1 for t in sheet.rows[i] if t) >= 2), filled[0])
-    header = sheet.rows[start]
-    keys: list[str] = []
-    for index, name in enumerate(header):
-        key = name or f"column_{index + 1}"
-        while key in keys:
-            key = f"{key}_{index + 1}"
-        keys.append(key)
-    records: list[dict[str, Any]] = []
-    for row in sheet.values[start + 1 :]:
-        if not any(value not in (None, "") for value in row):
-            continue
-        record = {key: (row[i] if i < len(row) else None) for i, key in enumerate(keys)}
-        for i in range(len(keys), len(row)):
-            record[f"column_{i + 1}"] = row[i]
-        records.append(record)
-    return records
+    return rows_to_records([sheet.rows[start], *sheet.values[start + 1 :]])
 
 
 def _table_block(table: Any, index: int) -> Block | None:

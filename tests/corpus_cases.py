@@ -1,0 +1,38 @@
+"""Manifest rows and the corpus scorer for phrase tests; empty when the corpus is absent,
+so parametrized corpus tests collect as skipped."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+CORPUS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus").resolve()
+
+
+def corpus_present() -> bool:
+    return (CORPUS / "MANIFEST.tsv").is_file()
+
+
+def manifest_rows(predicate: object = None) -> list[dict[str, str]]:
+    """Manifest rows (all columns verbatim) for which ``predicate(row)`` holds."""
+    if not corpus_present():
+        return []
+    with (CORPUS / "MANIFEST.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return [r for r in rows if predicate is None or predicate(r)]  # type: ignore[operator]
+
+
+@cache
+def scorer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("corpus_score", CORPUS / "score.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def phrase_ok(expected: str, text: str) -> bool:
+    return bool(scorer().phrase_ok(expected, text))
