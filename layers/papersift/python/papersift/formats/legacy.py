@@ -92,8 +92,10 @@ def extract_xls(data: bytes, settings: Settings) -> list[PageContent]:
             except (AssertionError, IndexError, KeyError, ValueError, xlrd.biffh.XLRDError) as exc:
                 raise CorruptInputError(f"Excel sheet {name!r} is damaged: {exc}") from exc
             rows = [[_xls_value(cell, book.datemode) for cell in sheet.row(r)] for r in range(sheet.nrows)]
-            rows = [_trim(row) for row in rows]
-            kept = [row for row in rows if any(v not in (None, "") for v in row)]
+            kept = [_trim(row) for row in rows if any(v not in (None, "") for v in row)]
+            # a sheet laid out from column B or C: drop the empty leading columns
+            offset = min((next(i for i, v in enumerate(row) if v not in (None, "")) for row in kept), default=0)
+            kept = [row[offset:] for row in kept]
             text = "\n".join("\t".join(_text(v) for v in row) for row in kept)
             table_rows = [[_text(v) for v in row] for row in kept[: MAX_TABLE_ROWS + 1]]
             tables = [Table(rows=table_rows, index=0, header_rows=1, title=name)] if table_rows else []
