@@ -64,7 +64,7 @@ _STOPWORD_LANGUAGES = {
 _LATIN_EXTENDED = re.compile(r"[\u0080-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u214f\ufb00-\ufb06]+")
 _DOT_RUNS = re.compile(r"\.{2,}")
 #: a rule drawn with one repeated punctuation or symbol character
-_RULES = re.compile(r"([^\w\s])\1{2,}")
+_RULES = re.compile(r"([^\w\s])\1{2,}|_{3,}")
 _SPACES = re.compile(r"[^\S\n\f]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TOKEN_EDGES = re.compile(r"^[^\w]+|[^\w]+$")
@@ -162,4 +162,3 @@ def clean_text(
     if fold_accents:
         text = fold_latin_accents(text)
     return _normalise_space(text)
-

@@ -1,0 +1,70 @@
+"""clean_text: GoblinTools TextCleaner parity where it is right, Unicode-safe where it was not."""
+
+from __future__ import annotations
+
+import pytest
+
+from papersift.cleaning import clean_text, fold_latin_accents, stopwords_for, strip_noise
+from papersift.errors import SettingsError
+
+
+def test_goblintools_defaults_fold_accents_drop_dot_leaders_and_collapse_spaces() -> None:
+    assert clean_text("  Ação   e   coração......  Índice  ") == "Acao e coracao Indice"
+    assert clean_text("Capítulo 1 .................... 12") == "Capitulo 1 12"
+
+
+def test_lowercase_is_optional() -> None:
+    assert clean_text("São Paulo", lowercase=True) == "sao paulo"
+    assert clean_text("São Paulo") == "Sao Paulo"
+
+
+def test_non_latin_scripts_survive_folding_and_noise_removal() -> None:
+    text = "العربية 中文 русский ελληνικά naïve"
+    assert clean_text(text) == "العربية 中文 русский ελληνικά naive"
+    assert clean_text(text, fold_accents=False) == text
+
+
+def test_noise_symbols_controls_private_use_and_rules_go_letters_and_digits_stay() -> None:
+    noisy = "■ Total:\x00 R$ 1.234,56 ● ok \ue001\ufffd ---------- ____ ***\u200b end"
+    assert clean_text(noisy, fold_accents=False) == "Total: R$ 1.234,56 ok end"
+    assert strip_noise("a\x07b") == "ab"
+
+
+def test_noise_removal_off_keeps_symbols_but_still_drops_dot_leaders() -> None:
+    assert clean_text("■ x... y", remove_noise=False, fold_accents=False) == "■ x y"
+
+
+def test_line_breaks_and_page_separators_are_kept_blank_runs_collapsed() -> None:
+    assert clean_text("um  dois\n\n\n\ntrês\fquatro\n") == "um dois\n\ntres\fquatro"
+
+
+def test_stopwords_match_regardless_of_case_accents_or_punctuation() -> None:
+    text = "Não é o caso, mas O relatório DE vendas está pronto."
+    cleaned = clean_text(text, remove_stopwords=True, languages=("pt",))
+    assert cleaned == "caso, relatorio vendas pronto."
+    # GoblinTools compared after folding, so 'não' (folded 'nao') was never removed
+    assert "Nao" not in cleaned
+
+
+def test_stopwords_for_english_and_spanish_and_lists_have_no_numbers() -> None:
+    assert clean_text("The invoice of the customer", remove_stopwords=True, languages=("en",)) == "invoice customer"
+    assert clean_text("El informe de las ventas", remove_stopwords=True, languages=("es",)) == "informe ventas"
+    words = stopwords_for(("pt", "en", "es"))
+    assert {"nao", "the", "el"} <= words
+    assert not any(ch.isdigit() for word in words for ch in word)
+    assert clean_text("Room 10 of 39", remove_stopwords=True, languages=("en",)) == "Room 10 39"
+
+
+def test_unknown_stopword_language_is_a_settings_error() -> None:
+    with pytest.raises(SettingsError, match="xx"):
+        clean_text("text", remove_stopwords=True, languages=("xx",))
+
+
+def test_ligatures_and_typographic_punctuation_fold_to_ascii() -> None:
+    assert fold_latin_accents("“ﬁnal” — Straße") == '"final" -- Strasse'
+    assert clean_text("“ﬁnal” – ok") == '"final" - ok'
+
+
+def test_empty_input_gives_empty_output() -> None:
+    assert clean_text("") == ""
+    assert clean_text(" \n\f ") == "\f"
