@@ -52,7 +52,7 @@ def test_stopwords_for_english_and_spanish_and_lists_have_no_numbers() -> None:
     words = stopwords_for(("pt", "en", "es"))
     assert {"nao", "the", "el"} <= words
     assert not any(ch.isdigit() for word in words for ch in word)
-    assert clean_text("Room 10 of 39", remove_stopwords=True, languages=("en",)) == "Room 10 39"
+    assert clean_text("Invoice 10 of 39", remove_stopwords=True, languages=("en",)) == "Invoice 10 39"
 
 
 def test_unknown_stopword_language_is_a_settings_error() -> None:
