@@ -16,6 +16,7 @@ from aws_cdk import (
     Acknowledgment,
     Annotations,
     ArnFormat,
+    AssetHashType,
     CfnOutput,
     Duration,
     IgnoreMode,
@@ -44,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS_DIR = ROOT / "functions"
 CORE_LAYER_DIR = ROOT / "layers" / "papersift"
 DEPS_LAYER_DIR = ROOT / "build" / "layers" / "deps"
+LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
 CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
 
 INCOMING_PREFIX = "incoming/"
@@ -222,10 +224,19 @@ class PipelineStack(Stack):
                 "build/layers/deps is empty: run scripts/build_layers.py before deploying "
                 "(cdk.json runs it unless PAPERSIFT_SKIP_LAYER_BUILD=1).",
             )
+        # The build stamp (hash of requirements and pip target) identifies the layer's content, so
+        # synth need not hash ~140 MB of wheels on every run.
+        stamp = DEPS_LAYER_DIR / LAYER_STAMP
+        fingerprint = stamp.read_text().strip() if stamp.is_file() else None
         deps = lambda_.LayerVersion(
             self,
             "DependencyLayer",
-            code=lambda_.Code.from_asset(str(DEPS_LAYER_DIR), exclude=[".requirements.sha256", *ASSET_EXCLUDE]),
+            code=lambda_.Code.from_asset(
+                str(DEPS_LAYER_DIR),
+                exclude=[LAYER_STAMP, *ASSET_EXCLUDE],
+                asset_hash=fingerprint,
+                asset_hash_type=AssetHashType.CUSTOM if fingerprint else AssetHashType.SOURCE,
+            ),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[lambda_.Architecture.X86_64],
             description="Third-party packages of papersift (layers/requirements.txt)",

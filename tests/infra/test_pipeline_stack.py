@@ -302,3 +302,17 @@ def test_a_bad_context_value_fails_fast_naming_the_setting(context: Any, named: 
     """A typo in cdk.json or -c papersift=... stops synth before any resource, with the setting's name."""
     with pytest.raises(SettingsError, match=named):
         PipelineStack(App(context={"papersift": context}), "Bad")
+
+
+def test_an_unbuilt_layer_still_synthesizes_but_warns_not_to_deploy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh clone (tests, review) synthesizes with an empty placeholder layer, flagged as not deployable."""
+    from aws_cdk.assertions import Annotations
+
+    from infra.stacks import pipeline_stack
+
+    monkeypatch.setattr(pipeline_stack, "DEPS_LAYER_DIR", tmp_path / "deps")
+    stack = PipelineStack(App(context=FAST), "Fresh")
+    Annotations.from_stack(stack).has_warning("*", Match.string_like_regexp("build/layers/deps is empty"))
+    assert (tmp_path / "deps" / "python").is_dir()
