@@ -1,0 +1,203 @@
+"""Wall time and peak memory of one big archive through `papersift run` and `papersift extract`.
+
+Builds a deterministic zip of small txt, PDF and docx members (2,000 by default, several MB;
+cached under bench/.cache/) and runs each command on it in a subprocess, reading the child's
+peak RSS from ``os.wait4`` (its own resource usage, not the largest of all children so far).
+
+    .venv/bin/python bench/archive_memory.py [--members 2000] [--timeout 3600] [--only run|extract]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import random
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = REPO / "bench" / ".cache"
+PAPERSIFT = REPO / ".venv" / "bin" / "papersift"
+FIXED_TIME = (2026, 1, 2, 3, 4, 6)
+
+sys.path.insert(0, str(REPO / "bench"))
+from pdf_throughput import WORDS, paragraph  # noqa: E402
+
+
+@dataclass
+class Run:
+    command: str
+    exit_code: int
+    seconds: float
+    peak_rss_mb: float
+    members: Counter[str]
+    archive_status: str
+    summary: str
+
+
+# -- the archive --------------------------------------------------------------------------
+
+
+def _pdf(rng: random.Random, pages: int) -> bytes:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    c = canvas.Canvas(buffer, pagesize=A4, invariant=1)
+    for _ in range(pages):
+        text = c.beginText(56, A4[1] - 60)
+        text.setFont(rng.choice(("Helvetica", "Times-Roman", "Courier")), 10)
+        for _ in range(rng.randint(10, 30)):
+            text.textLine(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14))))
+        c.drawText(text)
+        c.showPage()
+    c.save()
+    return buffer.getvalue()
+
+
+def _docx(rng: random.Random) -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.created = document.core_properties.modified = None  # type: ignore[assignment]
+    document.add_heading(paragraph(rng, 1)[:50], level=1)
+    for _ in range(rng.randint(2, 6)):
+        document.add_paragraph(paragraph(rng, rng.randint(2, 5)))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def build_archive(members: int) -> Path:
+    """60% txt, 30% PDF (1-3 pages), 10% docx, in 20 folders; the same bytes on every run."""
+    target = CACHE / f"archive-{members}-v1.zip"
+    if target.exists():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(members)
+    tmp = target.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for index in range(members):
+            roll = rng.random()
+            if roll < 0.6:
+                name, data = (
+                    f"note-{index:05d}.txt",
+                    "\n\n".join(paragraph(rng, rng.randint(3, 8)) for _ in range(rng.randint(1, 4))).encode(),
+                )
+            elif roll < 0.9:
+                name, data = f"paper-{index:05d}.pdf", _pdf(rng, rng.randint(1, 3))
+            else:
+                name, data = f"letter-{index:05d}.docx", _docx(rng)
+            info = zipfile.ZipInfo(f"folder-{index % 20:02d}/{name}", date_time=FIXED_TIME)
+            info.compress_type = zipfile.ZIP_STORED if name.endswith(".docx") else zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    tmp.rename(target)
+    return target
+
+
+def describe_archive(path: Path) -> str:
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    kinds = Counter(Path(i.filename).suffix for i in infos)
+    unpacked = sum(i.file_size for i in infos)
+    return (
+        f"{path.name}: {len(infos)} members ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), "
+        f"{path.stat().st_size / 1e6:.1f} MB zipped, {unpacked / 1e6:.1f} MB unpacked"
+    )
+
+
+# -- measuring ----------------------------------------------------------------------------
+
+
+def measure(command: str, archive: Path, timeout: float) -> Run:
+    with tempfile.TemporaryDirectory(prefix="papersift-bench-") as out:
+        argv = [str(PAPERSIFT), command, str(archive), "--out", out, "--quiet"]
+        if command == "run":
+            argv += ["--timeout", str(timeout)]
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
+        assert proc.stdout is not None
+        output = proc.stdout.read()  # the child cannot block on a full pipe while we wait
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        members, archive_status = read_members(Path(out) / archive.name)
+    text = output.decode("utf-8", errors="replace").strip()
+    return Run(command, proc.returncode, seconds, usage.ru_maxrss / 1024, members, archive_status, text)
+
+
+def read_members(result_dir: Path) -> tuple[Counter[str], str]:
+    """Member statuses from the archive's report.json (the CLI's folder layout)."""
+    report_path = result_dir / "report.json"
+    if not report_path.exists():
+        status_path = result_dir / "status.json"
+        status = json.loads(status_path.read_text())["status"] if status_path.exists() else "no output"
+        return Counter(), str(status)
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    return Counter(str(m.get("status")) for m in report.get("members", [])), str(report.get("status"))
+
+
+def machine(argv: list[str]) -> list[str]:
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "log", "-1", "--format=%h %cs %s"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    command = " ".join(shlex.quote(a) for a in [os.path.relpath(sys.executable, REPO), *argv])
+    return [
+        f"- command: `{command}`",
+        f"- machine: {platform.node()}, {model}, nproc {len(os.sched_getaffinity(0))}, "
+        f"load average {os.getloadavg()[0]:.2f} at start",
+        f"- python {platform.python_version()}, papersift at {commit}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--members", type=int, default=2000)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="passed to `papersift run --timeout`")
+    parser.add_argument("--only", choices=("run", "extract"), default=None)
+    args = parser.parse_args(argv)
+
+    archive = build_archive(args.members)
+    header = ["# Archive wall time and memory", "", *machine(sys.argv), f"- input: {describe_archive(archive)}"]
+    print("\n".join(header))
+    commands = [args.only] if args.only else ["extract", "run"]
+    runs: list[Run] = []
+    for command in commands:
+        print(f"  papersift {command} ...", file=sys.stderr, flush=True)
+        runs.append(measure(command, archive, args.timeout))
+
+    print("\n| command | exit | wall s | members in report | member statuses | archive status | peak RSS MB |")
+    print("|---|---:|---:|---:|---|---|---:|")
+    for r in runs:
+        statuses = ", ".join(f"{s} {n}" for s, n in sorted(r.members.items())) or "-"
+        print(
+            f"| papersift {r.command} | {r.exit_code} | {r.seconds:.1f} | {sum(r.members.values())} | {statuses} "
+            f"| {r.archive_status} | {r.peak_rss_mb:.0f} |"
+        )
+    for r in runs:
+        processed = sum(r.members.values())
+        if r.exit_code != 0 or processed < args.members:
+            print(f"\n`papersift {r.command}` did not process every member ({processed} of {args.members}); it said:")
+            print("```\n" + "\n".join(r.summary.splitlines()[-15:]) + "\n```")
+    print(f"\nload average {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

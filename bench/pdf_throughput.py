@@ -1,0 +1,548 @@
+"""PDF text-layer throughput (pages/s) of papersift against raw engines and GoblinTools, and
+how well papersift's page verdicts match the corpus categories.
+
+Run from the repo root (re-runnable; the 500-page PDF and the GoblinTools venv are cached
+under bench/):
+
+    .venv/bin/python bench/pdf_throughput.py [--repeat 3] [--no-goblin] [--corpus DIR]
+
+Each engine gets one warm-up pass over a workload, then ``--repeat`` timed passes; pages/s uses
+the best pass (noise from other processes only ever adds time) and the median is shown too.
+papersift runs its real path: ``pdf.page_count`` then ``pdf.extract_pages`` in batches of
+``page_batch_size`` (25), one document open per batch as in the extract Lambda, with
+``ocr_mode="off"`` and every page's verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import io
+import json
+import logging
+import os
+import platform
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "layers" / "papersift" / "python"))
+
+import pypdf  # noqa: E402
+import pypdfium2 as pdfium  # noqa: E402
+import pypdfium2.raw as pdfium_c  # noqa: E402
+
+from papersift.errors import PapersiftError  # noqa: E402
+from papersift.formats import pdf  # noqa: E402
+from papersift.report import PageStatus  # noqa: E402
+from papersift.settings import Settings  # noqa: E402
+
+BENCH = REPO / "bench"
+CACHE = BENCH / ".cache"
+PDF_CATEGORIES = ("native_pdf", "broken_font_pdf", "mixed_pdf", "scanned_pdf", "encrypted_pdf")
+POSITIVE = ("broken_font_pdf", "scanned_pdf")
+NEGATIVE = ("native_pdf",)
+#: statuses that say "do not trust this text layer as is"
+FLAGGED = frozenset(s.value for s in PageStatus) - {PageStatus.CLEAN.value}
+#: on a native page these are false alarms; "recovered" only costs ladder time
+FALSE_ALARM = frozenset({PageStatus.NEEDS_OCR.value, PageStatus.CORRUPT_UNRECOVERABLE.value, PageStatus.FAILED.value})
+
+
+@dataclass
+class Doc:
+    name: str
+    path: Path
+    category: str
+    password: str  # verbatim from MANIFEST.tsv; "" means none
+    expected: str
+    data: bytes = field(repr=False, default=b"")
+    pages: int = 0  # as pdfium counts them with the password; 0 when it cannot open
+
+
+@dataclass
+class Workload:
+    name: str
+    docs: list[Doc]
+
+    @property
+    def pages(self) -> int:
+        return sum(d.pages for d in self.docs)
+
+
+@dataclass
+class Timing:
+    engine: str
+    times: list[float]
+    failures: int
+    note: str = ""
+
+
+# -- workloads ----------------------------------------------------------------------------
+
+
+def read_corpus(corpus: Path) -> list[Doc]:
+    """PDF rows of MANIFEST.tsv; fields are never stripped (a password may be four spaces)."""
+    docs: list[Doc] = []
+    with (corpus / "MANIFEST.tsv").open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if row["category"] not in PDF_CATEGORIES:
+                continue
+            path = corpus / "files" / row["out_name"]
+            doc = Doc(row["out_name"], path, row["category"], row["password"], row["expected"], path.read_bytes())
+            doc.pages = pdfium_pages(doc)
+            docs.append(doc)
+    return docs
+
+
+WORDS = (  # noqa: SIM905 - a word list reads better as prose
+    "the of and to in a is that for it as was with be by on not he this are or his from at which but have an they "
+    "you were her she there been one all we their has would when if so no will more about can said them some could "
+    "into time only its our other may than these first any after over also new two most where through years much "
+    "before between well those under many such should because each while both during without against since within "
+    "report committee council board market price growth policy system water energy health school research study "
+    "results analysis method data model process design value public private program budget contract service "
+    "customer product company industry region country city river valley mountain coast harbour railway bridge "
+    "station museum library hospital university student teacher history science language culture society "
+    "government election minister president court law right rule order evidence witness decision appeal "
+    "increase decrease change development investment revenue income expense profit loss account balance "
+    "quarter annual monthly weekly daily morning evening summer winter spring autumn north south east west "
+    "important significant previous current future general specific local national international economic "
+    "social political technical financial environmental medical legal practical reasonable available "
+    "describe explain consider include provide require receive continue remain follow suggest indicate "
+    "measure compare review improve reduce support develop maintain establish produce publish approve"
+).split()
+
+
+def paragraph(rng: random.Random, sentences: int) -> str:
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(9, 22))]
+        if rng.random() < 0.25:
+            words.insert(rng.randint(1, len(words) - 1), f"{rng.randint(2, 2030):,}")
+        sentence = " ".join(words)
+        out.append(sentence[0].upper() + sentence[1:] + rng.choice(".....;?"))
+    return " ".join(out).replace(";", ".")
+
+
+def synthetic_pdf(pages: int) -> Path:
+    """A deterministic native PDF: ~2.5 KB of prose per page in Times, Helvetica and Courier
+    (regular, bold, italic), generated once and cached."""
+    target = CACHE / f"synthetic-{pages}p-v1.pdf"
+    if target.exists():
+        return target
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(20261130)
+    tmp = target.with_suffix(".tmp")
+    c = canvas.Canvas(str(tmp), pagesize=A4, invariant=1)
+    width, height = A4
+    body_fonts = ("Times-Roman", "Times-Roman", "Helvetica", "Times-Italic")
+    for number in range(1, pages + 1):
+        y = height - 60
+        c.setFont("Helvetica-Bold", 14)
+        c.drawString(56, y, f"Section {number}. " + paragraph(rng, 1)[:60].rstrip(" .,"))
+        y -= 26
+        written = 0
+        while written < 2500 and y > 80:
+            font = rng.choice(body_fonts)
+            if rng.random() < 0.1:
+                font = "Courier"
+            size = 9 if font == "Courier" else 10
+            text = paragraph(rng, rng.randint(2, 5))
+            line_chars = 98 if font == "Courier" else 108
+            lines: list[str] = []
+            current = ""
+            for word in text.split():
+                if current and len(current) + 1 + len(word) > line_chars:
+                    lines.append(current)
+                    current = word
+                else:
+                    current = f"{current} {word}" if current else word
+            lines.append(current)
+            c.setFont(font, size)
+            for line in lines:
+                if y <= 80:
+                    break
+                c.drawString(56, y, line)
+                written += len(line) + 1
+                y -= size + 3
+            y -= 8
+        c.setFont("Helvetica-Oblique", 8)
+        c.drawString(width / 2 - 20, 40, f"Page {number} of {pages}")
+        c.showPage()
+    c.save()
+    tmp.rename(target)
+    return target
+
+
+def synthetic_doc(pages: int) -> Doc:
+    path = synthetic_pdf(pages)
+    doc = Doc(path.name, path, "synthetic", "", "", path.read_bytes())
+    doc.pages = pdfium_pages(doc)
+    return doc
+
+
+# -- engines ------------------------------------------------------------------------------
+
+
+def open_pdfium(doc: Doc) -> pdfium.PdfDocument:
+    """Open with the password as UTF-8, then as raw Latin-1 bytes (old RC4/AES-128 files)."""
+    try:
+        return pdfium.PdfDocument(doc.data, password=doc.password or None)
+    except pdfium.PdfiumError:
+        if not doc.password:
+            raise
+        raw_password = doc.password.encode("latin-1", errors="replace") + b"\x00"
+        raw = pdfium_c.FPDF_LoadMemDocument64(doc.data, len(doc.data), raw_password)
+        if not raw:
+            raise
+        return pdfium.PdfDocument(raw)
+
+
+def pdfium_pages(doc: Doc) -> int:
+    try:
+        document = open_pdfium(doc)
+    except pdfium.PdfiumError:
+        return 0
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+def run_pypdfium2(doc: Doc) -> int:
+    document = open_pdfium(doc)
+    chars = 0
+    try:
+        for index in range(len(document)):
+            page = document[index]
+            textpage = page.get_textpage()
+            chars += len(textpage.get_text_range())
+            textpage.close()
+            page.close()
+    finally:
+        document.close()
+    return chars
+
+
+def run_pypdf(doc: Doc) -> int:
+    reader = pypdf.PdfReader(io.BytesIO(doc.data))
+    if reader.is_encrypted:
+        ok = reader.decrypt(doc.password)
+        if not ok and doc.password:
+            ok = reader.decrypt(doc.password.encode("latin-1", errors="replace"))
+        if not ok:
+            raise ValueError("pypdf: wrong password")
+    return sum(len(page.extract_text() or "") for page in reader.pages)
+
+
+def run_pdftotext(doc: Doc) -> int:
+    args: list[str | bytes] = ["pdftotext", "-q", "-enc", "UTF-8"]
+    if doc.password:
+        args += ["-upw", doc.password]
+    result = subprocess.run([*args, str(doc.path), "-"], capture_output=True, check=False)
+    if result.returncode != 0 and doc.password:
+        latin = doc.password.encode("latin-1", errors="replace")
+        result = subprocess.run(
+            ["pdftotext", "-q", "-enc", "UTF-8", "-upw", latin, str(doc.path), "-"], capture_output=True, check=False
+        )
+    if result.returncode != 0:
+        raise RuntimeError(f"pdftotext exit {result.returncode}")
+    return len(result.stdout)
+
+
+def papersift_settings(doc: Doc) -> Settings:
+    return Settings(ocr_mode="off", passwords=(doc.password,) if doc.password else ())
+
+
+def papersift_pages(doc: Doc) -> list[tuple[int, str, str]]:
+    """(page, status, text) for every page, the way the workflow runs: count, then batches."""
+    settings = papersift_settings(doc)
+    count = pdf.page_count(doc.data, settings)
+    out: list[tuple[int, str, str]] = []
+    for first in range(1, count + 1, settings.page_batch_size):
+        last = min(first + settings.page_batch_size - 1, count)
+        out += [(p.number, str(p.report.status), p.text) for p in pdf.extract_pages(doc.data, settings, first, last)]
+    return out
+
+
+def run_papersift(doc: Doc) -> int:
+    return sum(len(text) for _, _, text in papersift_pages(doc))
+
+
+ENGINES: dict[str, Callable[[Doc], int]] = {
+    "papersift": run_papersift,
+    "pypdfium2 (raw)": run_pypdfium2,
+    "pypdf": run_pypdf,
+    "pdftotext (CLI)": run_pdftotext,
+}
+
+
+def time_engines(engines: dict[str, Callable[[Doc], int]], workload: Workload, repeat: int) -> list[Timing]:
+    """One warm-up pass each, then ``repeat`` rounds that run every engine once in turn, so a
+    burst of load from other processes hits all engines alike rather than one."""
+
+    def one_pass(fn: Callable[[Doc], int]) -> tuple[float, int]:
+        failures = 0
+        started = time.perf_counter()
+        for doc in workload.docs:
+            try:
+                fn(doc)
+            except (Exception, PapersiftError):
+                failures += 1
+        return time.perf_counter() - started, failures
+
+    timings = {name: Timing(name, [], 0) for name in engines}
+    for fn in engines.values():
+        one_pass(fn)  # warm-up: imports, pdfium init, page cache
+    for _ in range(repeat):
+        for name, fn in engines.items():
+            seconds, timings[name].failures = one_pass(fn)
+            timings[name].times.append(seconds)
+    return list(timings.values())
+
+
+def slowest_docs(workload: Workload, limit: int = 8) -> list[str]:
+    """Where papersift's time goes on a mixed workload: per document, best of 3, against raw
+    pdfium, with the engines the ladder used (a climb costs more than the verdict)."""
+    rows = []
+    for doc in workload.docs:
+        best: dict[str, float] = {}
+        for name, fn in (("papersift", run_papersift), ("pdfium", run_pypdfium2)):
+            for _ in range(3):
+                started = time.perf_counter()
+                with contextlib.suppress(Exception):
+                    fn(doc)
+                best[name] = min(best.get(name, float("inf")), time.perf_counter() - started)
+        engines: Counter[str] = Counter()
+        try:
+            settings = papersift_settings(doc)
+            for page in pdf.extract_pages(doc.data, settings, 1, pdf.page_count(doc.data, settings)):
+                engines.update(a.engine for a in page.report.attempts)
+        except PapersiftError:
+            pass
+        rows.append((best["papersift"] - best["pdfium"], doc, best, engines))
+    rows.sort(key=lambda row: row[0], reverse=True)
+    lines = [
+        "",
+        f"Slowest documents for papersift on {workload.name} (best of 3 each):",
+        "",
+        "| file | pages | papersift ms | raw pdfium ms | engine attempts |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for _, doc, best, engines in rows[:limit]:
+        attempts = ", ".join(f"{e} {n}" for e, n in engines.most_common()) or "-"
+        lines.append(
+            f"| {doc.name} | {doc.pages} | {best['papersift'] * 1000:.1f} | {best['pdfium'] * 1000:.1f} | {attempts} |"
+        )
+    return lines
+
+
+def time_goblin(workload: Workload, repeat: int) -> Timing:
+    setup = BENCH / "setup_goblin.sh"
+    python = subprocess.run(["bash", str(setup)], capture_output=True, text=True, check=True).stdout.strip()
+    request = json.dumps({"paths": [str(d.path) for d in workload.docs], "repeat": repeat})
+    result = subprocess.run(
+        [python, str(BENCH / "goblin_driver.py")], input=request, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"goblin driver failed: {result.stderr[-2000:]}")
+    answer = json.loads(result.stdout)
+    note = "no password support: encrypted PDFs read without one" if any(d.password for d in workload.docs) else ""
+    return Timing(f"GoblinTools {answer['version']} (OCR off)", answer["times"], answer["failures"], note)
+
+
+# -- detection quality --------------------------------------------------------------------
+
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).translate(_FOLD).casefold()).strip()
+
+
+def phrase_found(expected: str, text: str) -> bool:
+    """The corpus scorer's rule: normalised substring; phrases without spaces ignore whitespace."""
+    if not expected or expected.startswith("<"):
+        return False
+    e, t = _norm(expected), _norm(text)
+    return e in t.replace(" ", "") if " " not in e else e in t
+
+
+def detection(docs: list[Doc]) -> list[str]:
+    rows: list[tuple[Doc, list[tuple[int, str, str]], str]] = []
+    for doc in docs:
+        try:
+            pages = papersift_pages(doc)
+            rows.append((doc, pages, ""))
+        except PapersiftError as exc:
+            rows.append((doc, [], type(exc).__name__))
+
+    lines = ["", "## Detection quality (papersift page status vs corpus category, ocr_mode=off)", ""]
+    lines += ["| file | category | pages | statuses | phrase found |", "|---|---|---:|---|---|"]
+    for doc, pages, error in rows:
+        statuses = ", ".join(f"{s} {n}" for s, n in sorted(Counter(s for _, s, _ in pages).items())) or error
+        found = phrase_found(doc.expected, "\n".join(t for _, _, t in pages))
+        lines.append(f"| {doc.name} | {doc.category} | {len(pages)} | {statuses} | {'yes' if found else 'no'} |")
+
+    tp = fn_fixed = fn = fp = tn = recovered_native = false_corrupt = 0
+    for doc, pages, _ in rows:
+        doc_ok = phrase_found(doc.expected, "\n".join(t for _, _, t in pages))
+        for _, status, _ in pages:
+            if doc.category in POSITIVE:
+                if status in FLAGGED:
+                    tp += 1
+                elif doc_ok:
+                    fn_fixed += 1
+                else:
+                    fn += 1
+            elif doc.category in NEGATIVE:
+                if status in FALSE_ALARM:
+                    fp += 1
+                else:
+                    tn += 1
+                recovered_native += status == PageStatus.RECOVERED.value
+                false_corrupt += status == PageStatus.CORRUPT_UNRECOVERABLE.value
+    positives = tp + fn_fixed + fn
+    precision = tp / (tp + fp) if tp + fp else float("nan")
+    recall = tp / positives if positives else float("nan")
+    handled = (tp + fn_fixed) / positives if positives else float("nan")
+    lines += [
+        "",
+        f"Positive pages ({' + '.join(POSITIVE)}): {positives}; negative pages ({' + '.join(NEGATIVE)}): {fp + tn}",
+        "",
+        "| metric | value |",
+        "|---|---:|",
+        f"| flagged positives (TP) | {tp} |",
+        f"| clean positives whose document phrase is right (text fine, not flagged) | {fn_fixed} |",
+        f"| clean positives with wrong text (FN) | {fn} |",
+        f"| native pages flagged needs_ocr/corrupt/failed (FP) | {fp} |",
+        f"| native pages recovered by a later engine (not counted as FP) | {recovered_native} |",
+        f"| precision of flagged = TP/(TP+FP) | {precision:.3f} |",
+        f"| recall of flagged = TP/positives | {recall:.3f} |",
+        f"| positives handled = (TP + text fine)/positives | {handled:.3f} |",
+        f"| false corrupt_unrecoverable on native pages (target 0) | {false_corrupt} |",
+    ]
+    mixed = Counter(s for doc, pages, _ in rows if doc.category == "mixed_pdf" for _, s, _ in pages)
+    encrypted = Counter(s for doc, pages, _ in rows if doc.category == "encrypted_pdf" for _, s, _ in pages)
+    lines += [
+        "",
+        "mixed_pdf (page truth unclear, not in P/R): " + ", ".join(f"{s} {n}" for s, n in sorted(mixed.items())),
+        "encrypted_pdf (with MANIFEST passwords): " + ", ".join(f"{s} {n}" for s, n in sorted(encrypted.items())),
+    ]
+    return lines
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def machine() -> list[str]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    pdftotext = subprocess.run(["pdftotext", "-v"], capture_output=True, text=True, check=False).stderr.split("\n")[0]
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "log", "-1", "--format=%h %cs %s"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    versions = ", ".join(f"{p} {metadata.version(p)}" for p in ("pypdfium2", "pypdf", "pdfplumber", "reportlab"))
+    return [
+        f"- command: `{' '.join(shlex.quote(a) for a in [os.path.relpath(sys.executable, REPO), *sys.argv])}`",
+        f"- machine: {platform.node()}, {model}, nproc {affinity}, load average {os.getloadavg()[0]:.2f} at start",
+        f"- python {platform.python_version()}, {versions}, {pdftotext}",
+        f"- papersift at {commit}",
+    ]
+
+
+def table(workload: Workload, timings: list[Timing], repeat: int) -> list[str]:
+    lines = [
+        "",
+        f"## {workload.name}: {len(workload.docs)} PDFs, {workload.pages} pages (best of {repeat} after a warm-up)",
+        "",
+        "| engine | best s | median s | pages/s (best) | pages/s (median) | failed/empty docs | note |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for t in timings:
+        best, median = min(t.times), statistics.median(t.times)
+        lines.append(
+            f"| {t.engine} | {best:.3f} | {median:.3f} | {workload.pages / best:,.0f} | {workload.pages / median:,.0f} "
+            f"| {t.failures} | {t.note} |"
+        )
+    by_name = {t.engine.split(" ")[0]: min(t.times) for t in timings}
+    ours = by_name.get("papersift")
+    if ours:
+        lines.append("")
+        if "GoblinTools" in by_name:
+            ratio = by_name["GoblinTools"] / ours
+            verdict = "met" if ratio >= 15 else "NOT met"
+            lines.append(f"- papersift vs GoblinTools: {ratio:.1f}x faster (target >= 15x: {verdict})")
+        if "pypdfium2" in by_name:
+            ratio = by_name["pypdfium2"] / ours
+            verdict = "met" if ratio >= 0.67 else "NOT met"
+            lines.append(f"- papersift vs raw pypdfium2: {ratio:.2f} of its speed (target >= 0.67: {verdict})")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pages", type=int, default=500, help="pages of the generated native PDF")
+    parser.add_argument("--no-goblin", action="store_true", help="skip GoblinTools (no venv needed)")
+    parser.add_argument("--no-detection", action="store_true")
+    args = parser.parse_args(argv)
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its repair chatter on damaged xrefs
+
+    out = ["# PDF throughput", "", *machine()]
+    print("\n".join(out), flush=True)
+    workloads = []
+    if (args.corpus / "MANIFEST.tsv").exists():
+        workloads.append(Workload("corpus PDFs (" + ", ".join(PDF_CATEGORIES) + ")", read_corpus(args.corpus)))
+    else:
+        print(f"\n(corpus not found at {args.corpus}: skipping the corpus workload)")
+    workloads.append(Workload(f"generated native PDF, {args.pages} pages", [synthetic_doc(args.pages)]))
+
+    for workload in workloads:
+        print(f"  timing {', '.join(ENGINES)} on {workload.name} ...", file=sys.stderr, flush=True)
+        timings = time_engines(ENGINES, workload, args.repeat)
+        if not args.no_goblin:
+            print(f"  timing GoblinTools on {workload.name} ...", file=sys.stderr, flush=True)
+            try:
+                timings.append(time_goblin(workload, args.repeat))
+            except (RuntimeError, subprocess.CalledProcessError, ValueError) as exc:
+                print(f"  GoblinTools unavailable: {exc}", file=sys.stderr)
+        lines = table(workload, timings, args.repeat)
+        if len(workload.docs) > 1:
+            lines += slowest_docs(workload)
+        print("\n".join(lines), flush=True)
+
+    if not args.no_detection and workloads[0].docs[0].category != "synthetic":
+        print("\n".join(detection(workloads[0].docs)), flush=True)
+        synthetic = workloads[-1].docs[0]
+        statuses = Counter(s for _, s, _ in papersift_pages(synthetic))
+        print(f"\ngenerated PDF page statuses: {dict(statuses)}")
+    print(f"\nload average {os.getloadavg()[0]:.2f} at end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
