@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import BUCKET, load_event, load_handler
+from handler_env import BUCKET, load_event, load_handler
 
 from papersift.pipeline import document_id, encode_options
 
