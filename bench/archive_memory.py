@@ -23,6 +23,7 @@ import time
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "bench" / ".cache"
 PAPERSIFT = REPO / ".venv" / "bin" / "papersift"
 FIXED_TIME = (2026, 1, 2, 3, 4, 6)
+#: member statuses that mean "this member was not extracted"
+FAILED_MEMBER = frozenset({"failed", "missing", "timeout"})
 
 sys.path.insert(0, str(REPO / "bench"))
 from pdf_throughput import WORDS, paragraph  # noqa: E402
@@ -42,6 +45,7 @@ class Run:
     seconds: float
     peak_rss_mb: float
     members: Counter[str]
+    failures: Counter[str]
     archive_status: str
     summary: str
 
@@ -70,13 +74,24 @@ def _docx(rng: random.Random) -> bytes:
     import docx
 
     document = docx.Document()
-    document.core_properties.created = document.core_properties.modified = None  # type: ignore[assignment]
+    document.core_properties.created = document.core_properties.modified = datetime(*FIXED_TIME)
     document.add_heading(paragraph(rng, 1)[:50], level=1)
     for _ in range(rng.randint(2, 6)):
         document.add_paragraph(paragraph(rng, rng.randint(2, 5)))
     buffer = io.BytesIO()
     document.save(buffer)
-    return buffer.getvalue()
+    return _restamp(buffer.getvalue())
+
+
+def _restamp(package: bytes) -> bytes:
+    """python-docx stamps its zip entries with the current time: pin them, for identical bytes."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            pinned = zipfile.ZipInfo(info.filename, date_time=FIXED_TIME)
+            pinned.compress_type = zipfile.ZIP_DEFLATED
+            target.writestr(pinned, source.read(info))
+    return out.getvalue()
 
 
 def build_archive(members: int) -> Path:
@@ -132,20 +147,24 @@ def measure(command: str, archive: Path, timeout: float) -> Run:
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
-        members, archive_status = read_members(Path(out) / archive.name)
+        members, failures, archive_status = read_members(Path(out) / archive.name)
     text = output.decode("utf-8", errors="replace").strip()
-    return Run(command, proc.returncode, seconds, usage.ru_maxrss / 1024, members, archive_status, text)
+    return Run(command, proc.returncode, seconds, usage.ru_maxrss / 1024, members, failures, archive_status, text)
 
 
-def read_members(result_dir: Path) -> tuple[Counter[str], str]:
-    """Member statuses from the archive's report.json (the CLI's folder layout)."""
+def read_members(result_dir: Path) -> tuple[Counter[str], Counter[str], str]:
+    """Member statuses, the reasons of failed members, and the archive's status, from the
+    archive's report.json (the CLI's folder layout)."""
     report_path = result_dir / "report.json"
     if not report_path.exists():
         status_path = result_dir / "status.json"
         status = json.loads(status_path.read_text())["status"] if status_path.exists() else "no output"
-        return Counter(), str(status)
+        return Counter(), Counter(), str(status)
     report: dict[str, Any] = json.loads(report_path.read_text())
-    return Counter(str(m.get("status")) for m in report.get("members", [])), str(report.get("status"))
+    members = report.get("members", [])
+    statuses = Counter(str(m.get("status")) for m in members)
+    failures = Counter(str(m.get("reason"))[:120] for m in members if m.get("status") in FAILED_MEMBER)
+    return statuses, failures, str(report.get("status"))
 
 
 def machine(argv: list[str]) -> list[str]:
@@ -182,19 +201,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  papersift {command} ...", file=sys.stderr, flush=True)
         runs.append(measure(command, archive, args.timeout))
 
-    print("\n| command | exit | wall s | members in report | member statuses | archive status | peak RSS MB |")
+    print("\n| command | exit | wall s | members processed | member statuses | archive status | peak RSS MB |")
     print("|---|---:|---:|---:|---|---|---:|")
     for r in runs:
         statuses = ", ".join(f"{s} {n}" for s, n in sorted(r.members.items())) or "-"
+        processed = sum(n for s, n in r.members.items() if s not in FAILED_MEMBER)
         print(
-            f"| papersift {r.command} | {r.exit_code} | {r.seconds:.1f} | {sum(r.members.values())} | {statuses} "
+            f"| papersift {r.command} | {r.exit_code} | {r.seconds:.1f} | {processed} of {args.members} | {statuses} "
             f"| {r.archive_status} | {r.peak_rss_mb:.0f} |"
         )
     for r in runs:
-        processed = sum(r.members.values())
+        processed = sum(n for s, n in r.members.items() if s not in FAILED_MEMBER)
         if r.exit_code != 0 or processed < args.members:
-            print(f"\n`papersift {r.command}` did not process every member ({processed} of {args.members}); it said:")
-            print("```\n" + "\n".join(r.summary.splitlines()[-15:]) + "\n```")
+            print(f"\n**`papersift {r.command}` did not process every member ({processed} of {args.members}).**")
+            for reason, count in r.failures.most_common(3):
+                print(f"- {count} members: {reason}")
+            print("\nIts summary:\n```\n" + "\n".join(r.summary.splitlines()[-6:]) + "\n```")
     print(f"\nload average {os.getloadavg()[0]:.2f} at end")
     return 0
 
