@@ -107,6 +107,7 @@ _GOOD_HIT_RATE = 0.8  # real prose in a known language is above this
 _CIPHER_HIT_RATE = 0.35  # below this, the words are not words
 _PLAUSIBLE_BIGRAMS = 0.8  # real languages (even ones without a dictionary) stay above this
 _MAX_SEGMENT_TOKENS = 12  # glued-word segmentation is tried on at most this many tokens
+_MAX_SEGMENT_LETTERS = 48  # ... and on at most this many letters of each
 _MAX_FLIP_TOKENS = 200  # distinct mid-word-capital tokens looked at
 
 
@@ -159,8 +160,7 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
         corrupt = garbage_ratio > 0.3
     score *= (1.0 - garbage_ratio) ** 2
 
-    runs, script = _letter_runs(text, nonspace)
-    letters = sum(map(len, runs))
+    runs, letters, script = _letter_runs(text, nonspace)
     if script == "mixed":
         signals.append("script_mix")
         reasons.append("letters jump between unrelated scripts, as decoded glyph codes do")
@@ -175,14 +175,14 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
         signals.append("low_confidence")
         reasons.append("mostly numbers (a table?), so there are few words to judge")
         confidence *= 0.6
-    if judged >= 60 and "glyph_garbage" not in signals:
+    if judged >= 60:
         letter_share = min(1.0, letters / judged)
         if letter_share < 0.5:
             signals.append("low_letter_ratio")
             reasons.append(f"only {letter_share:.0%} of the non-numeric characters are letters")
             suspect = True
             corrupt = corrupt or letter_share < 0.3
-            score *= letter_share / 0.5
+            score *= (letter_share / 0.5) ** 2
 
     language = _script_language(text, script)
     if script == "latin" and letters >= 20:
@@ -214,10 +214,10 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
 
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, by dictionary for Latin script, else by script."""
-    runs, script = _letter_runs(text, sum(map(len, text.split())))
+    runs, letters, script = _letter_runs(text, sum(map(len, text.split())))
     if script != "latin":
         return _script_language(text, script)
-    return _judge_words(runs, lexicon()).language if sum(map(len, runs)) >= 20 else None
+    return _judge_words(runs, lexicon()).language if letters >= 20 else None
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -237,11 +237,13 @@ def _garbage(text: str) -> tuple[int, int]:
         bad += len(found)
         chars += sum(map(len, found))
     if "/" in text:
+        previous_end = -1
         for match in _SLASH_GLYPH.finditer(text):
             before = text[match.start() - 1] if match.start() else " "
-            if not (before.isalnum() or before in "/.:,_"):
+            if match.start() == previous_end or not (before.isalnum() or before in "/.:,_"):
                 bad += 1
                 chars += len(match.group())
+                previous_end = match.end()
     return bad, chars
 
 
@@ -265,17 +267,17 @@ def _script_language(text: str, script: str) -> str | None:
     return _SCRIPT_LANGUAGE.get(script)
 
 
-def _letter_runs(text: str, nonspace: int) -> tuple[list[str], str]:
-    """Letter runs and the script family; a Latin page keeps only its Latin runs."""
+def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
+    """Letter runs of the Latin words, the count of all letters, and the script family."""
     if text.isascii():
-        return _ASCII_LETTER_RUN.findall(text), "latin"
+        runs = _ASCII_LETTER_RUN.findall(text)
+        return runs, sum(map(len, runs)), "latin"
     if len(_BEYOND_LATIN.findall(text)) <= 0.05 * nonspace:
-        return _LATIN_LETTER_RUN.findall(text), "latin"
-    runs = _LETTER_RUN.findall(text)
-    script = _dominant_script(text, sum(map(len, runs)))
-    if script == "latin":
-        runs = [w for w in runs if not _NON_LATIN_LETTER.search(w)]
-    return runs, script
+        runs = _LATIN_LETTER_RUN.findall(text)
+        return runs, sum(map(len, runs)), "latin"
+    letters = sum(map(len, _LETTER_RUN.findall(text)))
+    script = _dominant_script(text, letters)
+    return (_LATIN_LETTER_RUN.findall(text) if script == "latin" else []), letters, script
 
 
 def _dominant_script(text: str, letters: int) -> str:
@@ -285,13 +287,15 @@ def _dominant_script(text: str, letters: int) -> str:
         return "latin"
     counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS if name != "kana"}
     counts["latin"] = letters - non_latin
+    # a Han or kana character carries about a word: weigh it so English terms don't outvote it
+    counts["cjk"] *= 3
     # Korean mixes Hanja, Japanese mixes kana and kanji: those count as one family
     if counts["hangul"] and counts["cjk"]:
         counts["hangul"] += counts.pop("cjk")
+    unclassified = letters - sum(counts.values()) + 2 * counts["cjk"] // 3
     ranked = sorted(counts.items(), key=lambda item: -item[1])
-    outside_two = letters - ranked[0][1] - ranked[1][1]
-    unclassified = letters - sum(counts.values())
-    if letters >= 20 and (outside_two > 0.15 * letters or unclassified > 0.3 * letters):
+    outside_two = sum(n for _, n in ranked[2:])
+    if letters >= 40 and (outside_two > 0.15 * letters or unclassified > 0.3 * letters):
         return "mixed"
     return ranked[0][0]
 
@@ -376,15 +380,24 @@ def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
     return suspicious, benign
 
 
-def _segments(word: str, lex: Lexicon) -> int:
-    """Fewest dictionary words (2+ letters) that spell ``word``; 0 when it cannot be split."""
+def _segments(word: str, lex: Lexicon) -> bool:
+    """Whether ``word`` (its first 48 letters) reads as dictionary words run together.
+
+    Pieces are 2+ letter dictionary words, or one-letter words common in some language
+    (``a``, ``e``, ``y``); the split must average 3+ letters a piece, or anything would pass.
+    """
+    word = word[:_MAX_SEGMENT_LETTERS]
     n = len(word)
     best = [0] + [n + 1] * n
-    for end in range(2, n + 1):
-        for start in range(max(0, end - 20), end - 1):
-            if best[start] <= n and best[start] + 1 < best[end] and word[start:end] in lex.words:
+    for end in range(1, n + 1):
+        for start in range(max(0, end - 20), end):
+            if best[start] > n or best[start] + 1 >= best[end]:
+                continue
+            piece = word[start:end]
+            if piece in lex.words if end - start > 1 else piece in lex.common_mask:
                 best[end] = best[start] + 1
-    return best[n] if best[n] <= n else 0
+    reachable = [end for end in range(max(1, n - 6), n + 1) if best[end] <= n]
+    return bool(reachable) and 2 <= best[reachable[-1]] <= reachable[-1] / 3
 
 
 def _glued_share(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) -> float:
@@ -397,7 +410,7 @@ def _glued_share(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) -
     if long_letters < 0.15 * letters:
         return 0.0
     tried = long_ones[:_MAX_SEGMENT_TOKENS]
-    glued = sum(len(w) for w in tried if 2 <= _segments(w, lex) <= len(w) / 3.5)
+    glued = sum(len(w) for w in tried if _segments(w, lex))
     return glued / sum(map(len, tried)) * long_letters / letters
 
 
@@ -431,14 +444,29 @@ def _apply_word_evidence(
     words: _Words, score: float, confidence: float, suspect: bool, corrupt: bool,
     signals: list[str], reasons: list[str],
 ) -> tuple[float, float, bool, bool]:
-    if words.checked < _MIN_WORDS_FOR_DICTIONARY:
+    glued = words.glued_share >= 0.35
+    broken = words.broken_pairs >= 3 and words.broken_rate >= 0.05
+    if glued or broken:
+        # the words are right, the spaces are not: another engine may do better, OCR rarely
+        signals.append("spacing_damage")
+        reasons.append(
+            f"words run together ({words.glued_share:.0%} of letters)" if glued
+            else f"words split by stray spaces ({words.broken_pairs} fragments join into words)"
+        )
+        suspect = True
+        score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
+        confidence *= 0.8
+    if words.checked < _MIN_WORDS_FOR_DICTIONARY and not glued:
         return score, confidence * 0.7, suspect, corrupt
 
-    implausible = words.bigram_plausibility < _PLAUSIBLE_BIGRAMS
+    # glued words are no dictionary words: on a glued page only the case evidence counts
+    implausible = words.bigram_plausibility < _PLAUSIBLE_BIGRAMS and not glued
     flips = words.flip_rate >= 0.04 and words.suspicious_flips >= 3
-    strong_cipher = words.hit_rate < _CIPHER_HIT_RATE and (implausible or flips)
-    case_cipher = words.flip_rate >= 0.08 and words.suspicious_flips >= 5 and words.hit_rate < _GOOD_HIT_RATE
-    local_cipher = words.worst_window < 0.25 and (implausible or flips) and words.hit_rate < _GOOD_HIT_RATE
+    low_hits = words.hit_rate < _CIPHER_HIT_RATE and not glued
+    strong_cipher = low_hits and (implausible or flips)
+    case_cipher = words.flip_rate >= 0.08 and words.suspicious_flips >= 5
+    local_cipher = (words.worst_window < 0.25 and (implausible or flips) and words.hit_rate < _GOOD_HIT_RATE
+                    and not glued)
     if strong_cipher or case_cipher or local_cipher:
         signals.append("cipher")
         reasons.append(
@@ -447,9 +475,12 @@ def _apply_word_evidence(
             + (" and letter pairs no known language uses" if implausible else "")
         )
         suspect = True
-        corrupt = corrupt or strong_cipher or (case_cipher and (words.hit_rate < 0.45 or words.flip_rate >= 0.1))
+        corrupt = corrupt or strong_cipher or (
+            case_cipher and (words.hit_rate < 0.45 or (words.flip_rate >= 0.1 and words.hit_rate < 0.7)))
         score *= 0.5 if corrupt else 0.75
-    elif words.hit_rate < _CIPHER_HIT_RATE:
+    elif glued:
+        pass
+    elif low_hits:
         signals.append("low_confidence")
         reasons.append("few dictionary words but letter pairs of a real language: a language we have no "
                        "dictionary for")
@@ -459,22 +490,12 @@ def _apply_word_evidence(
         reasons.append("many codes, names or CamelCase tokens; few plain dictionary words")
         confidence *= 0.6
     # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
-    if "cipher" in signals or words.hit_rate >= _CIPHER_HIT_RATE:
+    if "cipher" in signals or (words.hit_rate >= _CIPHER_HIT_RATE and not glued):
         score *= min(1.0, 0.3 + 0.7 * words.hit_rate / _GOOD_HIT_RATE)
-    else:
+    elif not glued:
         score *= 0.85
     score *= 1.0 - min(0.5, 2 * words.flip_rate)
 
-    glued = words.glued_share >= 0.35
-    broken = words.broken_pairs >= 3 and words.broken_rate >= 0.05
-    if glued or broken:
-        signals.append("spacing_damage")
-        reasons.append(
-            f"words run together ({words.glued_share:.0%} of letters)" if glued
-            else f"words split by stray spaces ({words.broken_pairs} fragments join into words)"
-        )
-        suspect = True
-        score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
     if words.language is None:
         confidence *= 0.8
     return score, confidence, suspect, corrupt

@@ -1,0 +1,392 @@
+"""The page-text verdict: each signal on text built in code, the known false positives, and
+the ranking the PDF ladder relies on (better text, higher score)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from papersift.quality import PageLayout, TextVerdict, assess_text, detect_language
+
+PT = (
+    "A licitação pública é o procedimento administrativo pelo qual a administração seleciona a proposta "
+    "mais vantajosa para o contrato de seu interesse. O edital de convocação deverá ser publicado com "
+    "antecedência mínima de trinta dias, contendo as condições de participação, os critérios de julgamento "
+    "e as exigências de habilitação jurídica, técnica e econômico-financeira dos interessados. Os documentos "
+    "apresentados pelas empresas serão analisados pela comissão, que lavrará ata circunstanciada de todos os "
+    "atos praticados durante a sessão pública. O valor estimado da contratação é de R$ 147.200,04, conforme "
+    "planilha orçamentária anexa, e as despesas correrão por conta da dotação prevista no orçamento vigente."
+)
+EN = (
+    "Earth science is the study of the planet on which we live, including its rocks, oceans, atmosphere and "
+    "the living things that depend on them. Geologists examine how mountains are built and worn down, how "
+    "earthquakes release energy stored in the crust, and how minerals form over millions of years. "
+    "Meteorologists measure the movement of air masses and forecast the weather that affects farming, travel "
+    "and public safety. Together these disciplines help us understand natural hazards and manage the "
+    "resources on which modern society depends, from groundwater and soil to metals and energy."
+)
+ES = (
+    "La biblioteca municipal ofrece a los vecinos un espacio tranquilo para la lectura y el estudio, además "
+    "de talleres gratuitos para niños y adultos durante todo el año. Los usuarios pueden solicitar el préstamo "
+    "de libros, revistas y películas presentando su credencial vigente en el mostrador de atención. El horario "
+    "de apertura se amplía durante el periodo de exámenes, y el personal está disponible para ayudar en la "
+    "búsqueda de información en los catálogos electrónicos y en las bases de datos que la institución mantiene."
+)
+DE = (
+    "Die Mitarbeiterinnen und Mitarbeiter des Unternehmens haben sich in der vergangenen Woche zu einer "
+    "Versammlung getroffen, um über die neuen Arbeitszeiten und die Verteilung der Aufgaben zu sprechen. "
+    "Dabei wurde beschlossen, dass die Abteilungen künftig enger zusammenarbeiten und ihre Ergebnisse "
+    "regelmäßig gemeinsam besprechen. Die Mitarbeiterinnen begrüßten die Entscheidung ausdrücklich."
+)
+#: languages we ship no dictionary for: few dictionary words, but real text
+NO_DICTIONARY = {
+    "pl": "Wszystkie dzieci w naszej szkole uczą się języka angielskiego od pierwszej klasy, a starsi uczniowie "
+          "mogą wybrać także niemiecki lub hiszpański. Nauczyciele przygotowują lekcje tak, aby każdy mógł "
+          "rozwijać swoje zainteresowania i zdobywać nowe umiejętności w przyjaznej atmosferze.",
+    "tr": "Belediye meclisi dün akşam toplanarak gelecek yılın bütçesini görüştü ve ilkokulun yenileme "
+          "çalışmalarını değerlendirdi. Toplantıya katılan vatandaşlar daha fazla bisiklet yolu ve sokakların "
+          "daha iyi aydınlatılmasını talep etti ve belediye başkanı önerileri dikkatle dinledi.",
+    "cs": "Všechny děti v naší škole se učí anglický jazyk od první třídy a starší žáci si mohou vybrat také "
+          "němčinu nebo španělštinu. Učitelé připravují hodiny tak, aby každý mohl rozvíjet své zájmy a "
+          "získávat nové dovednosti v přátelské atmosféře.",
+    "fi": "Kaupunginvaltuusto kokoontui eilen illalla käsittelemään ensi vuoden talousarviota ja keskustelemaan "
+          "alakoulun peruskorjauksesta. Useat asukkaat vaativat lisää pyöräteitä ja parempaa katuvalaistusta "
+          "asuinalueelle, ja valtuutetut lupasivat selvittää asian nopeasti.",
+    "sv": "Kommunfullmäktige sammanträdde i går kväll för att granska nästa års budget och diskutera "
+          "renoveringen av grundskolan. Flera invånare tog till orda och krävde fler cykelbanor och bättre "
+          "belysning på gatorna i området, och politikerna lovade att återkomma med ett förslag.",
+}
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
+def substitute(text: str, key: str, extra: dict[str, str] | None = None) -> str:
+    """A broken font's text layer: every letter mapped to another, case shape kept."""
+    table = dict(zip(_ALPHABET + _ALPHABET.upper(), key + key.upper(), strict=True))
+    table.update(extra or {})
+    return "".join(table.get(ch, ch) for ch in text)
+
+
+QWERTY = "qwertyuiopasdfghjklzxcvbnm"
+ROT13 = _ALPHABET[13:] + _ALPHABET[:13]
+
+
+def assert_clean(verdict: TextVerdict) -> None:
+    assert not verdict.suspect, verdict
+    assert not verdict.corrupt, verdict
+
+
+# --- clean text --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "language"), [(PT, "pt"), (EN, "en"), (ES, "es"), (DE, "de")])
+def test_clean_paragraphs_are_trusted_and_their_language_named(text: str, language: str) -> None:
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert verdict.signals == ()
+    assert verdict.language == language
+    assert verdict.score >= 0.95
+    assert verdict.confidence >= 0.9
+
+
+def test_a_long_page_of_clean_prose_is_trusted() -> None:
+    verdict = assess_text("\n".join([PT, EN, ES, DE, PT, ES] * 4))
+    assert_clean(verdict)
+    assert verdict.score >= 0.95
+
+
+@pytest.mark.parametrize("language", sorted(NO_DICTIONARY))
+def test_languages_without_a_dictionary_are_not_taken_for_a_cipher(language: str) -> None:
+    verdict = assess_text(NO_DICTIONARY[language])
+    assert_clean(verdict)
+    assert "low_confidence" in verdict.signals
+    assert verdict.confidence <= 0.5
+    assert verdict.language is None
+
+
+# --- empty and image-only pages ----------------------------------------------------------
+
+def test_blank_page_is_empty_but_not_suspect() -> None:
+    verdict = assess_text("  \n\f ")
+    assert verdict.signals == ("empty",)
+    assert verdict.score == 0.0
+    assert not verdict.suspect
+
+
+@pytest.mark.parametrize("layout", [
+    PageLayout(image_count=1, image_area_ratio=0.9),
+    PageLayout(has_vector_glyphs=True),
+])
+def test_empty_text_on_a_page_that_draws_needs_ocr(layout: PageLayout) -> None:
+    verdict = assess_text("", layout)
+    assert verdict.suspect and not verdict.corrupt
+    assert set(verdict.signals) == {"empty", "image_only"}
+    assert verdict.score == 0.0
+
+
+def test_page_number_on_a_scanned_page_still_needs_ocr() -> None:
+    verdict = assess_text("  - 12 -  ", PageLayout(image_count=1, image_area_ratio=0.95))
+    assert verdict.suspect
+    assert "image_only" in verdict.signals
+
+
+def test_a_figure_beside_a_full_page_of_text_is_not_a_scan() -> None:
+    verdict = assess_text(EN + "\n" + PT, PageLayout(image_count=2, image_area_ratio=0.3))
+    assert_clean(verdict)
+
+
+# --- glyph garbage ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("garbage", [
+    " ".join(f"(cid:{n})" for n in range(3, 90)),                      # pdfminer
+    " ".join(f"/{n}" for n in range(120, 200)),                          # pypdf codes
+    "".join(f"/g{n}" for n in range(10, 80)),                            # glyph names
+    "\ufffd" * 60 + " texto",                                            # replacement chars
+    "".join(chr(0xE000 + i) for i in range(60)),                         # private use area
+    "".join(chr(i) for i in (1, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16) * 6),  # C0 controls
+])
+def test_unmapped_glyphs_make_the_page_corrupt(garbage: str) -> None:
+    verdict = assess_text(garbage)
+    assert verdict.corrupt and verdict.suspect
+    assert "glyph_garbage" in verdict.signals
+    assert verdict.score < 0.3
+
+
+def test_garbage_mixed_into_prose_makes_it_suspect_with_a_lower_score() -> None:
+    words = EN.split()
+    damaged = " ".join(w if i % 6 else "(cid:71)(cid:72)" for i, w in enumerate(words))
+    verdict = assess_text(damaged)
+    assert verdict.suspect
+    assert "glyph_garbage" in verdict.signals
+    assert verdict.score < assess_text(EN).score - 0.1
+
+
+def test_unmapped_glyphs_reported_by_the_engine_count_as_garbage() -> None:
+    verdict = assess_text(EN[:300], PageLayout(unmapped_glyphs=200))
+    assert verdict.corrupt
+    assert "glyph_garbage" in verdict.signals
+
+
+def test_a_few_private_use_bullets_in_word_output_are_fine() -> None:
+    bulleted = "\n".join(f"\uf0b7 {sentence.strip()}." for sentence in EN.split(".") if sentence.strip())
+    assert_clean(assess_text(bulleted))
+
+
+def test_fractions_dates_and_urls_are_not_pypdf_codes() -> None:
+    text = EN + " See https://example.org/docs/123 and /usr/lib on 12/05/2024; mix 1/2 cup, 3/4 of it, 24/7."
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert "glyph_garbage" not in verdict.signals
+
+
+# --- low letter ratio -------------------------------------------------------------------
+
+def test_codes_landing_on_punctuation_are_suspect() -> None:
+    # a shifted encoding maps most glyphs onto punctuation and digits
+    shifted = "".join(chr(ord(c) - 64) if "a" <= c <= "z" else c for c in EN[:400])
+    verdict = assess_text(shifted)
+    assert verdict.suspect
+    assert "low_letter_ratio" in verdict.signals
+
+
+def test_numeric_table_is_low_confidence_not_corrupt() -> None:
+    rng = random.Random(5)
+    rows = ["Revenue Cost Margin Total"] + [
+        " ".join(f"{rng.randint(1, 9)},{rng.randint(100, 999)}.{rng.randint(0, 9)}" for _ in range(6))
+        + f" {rng.randint(1, 99)}% R$ {rng.randint(10, 999)}.{rng.randint(100, 999)},{rng.randint(10, 99)}"
+        for _ in range(40)
+    ]
+    verdict = assess_text("\n".join(rows))
+    assert_clean(verdict)
+    assert "low_confidence" in verdict.signals
+    assert verdict.confidence < 0.7
+
+
+def test_table_of_contents_with_dot_leaders_is_trusted() -> None:
+    toc = "\n".join(f"{i}. {title} {'.' * 40} {i * 7}" for i, title in enumerate(
+        ["Introduction", "Installation", "Usage", "Calling the package", "Options", "Known bugs and improvements",
+         "License", "Font scaling", "Acknowledgements", "References"], start=1))
+    assert_clean(assess_text(toc))
+
+
+# --- cipher -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [PT, EN, ES, DE], ids=["pt", "en", "es", "de"])
+@pytest.mark.parametrize("key", [QWERTY, ROT13], ids=["qwerty", "rot13"])
+def test_word_shaped_substitution_cipher_is_corrupt(text: str, key: str) -> None:
+    verdict = assess_text(substitute(text, key))
+    assert verdict.corrupt and verdict.suspect
+    assert "cipher" in verdict.signals
+    assert verdict.score < 0.4
+    assert verdict.language is None
+
+
+def test_broken_brazilian_font_licitacao_style_is_corrupt() -> None:
+    # the real-world shape: the heading font maps Ç -> g, Ã -> A ("LICITAgAO"), the body font
+    # scrambles lower case and maps 1 -> í ("couvocnrónto", "R$ í47.200,04")
+    heading = "EDITAL DE LICITAÇÃO Nº 12/2024 - CONTRATAÇÃO DE SERVIÇOS".translate(str.maketrans("ÇÃ", "gA"))
+    body = substitute(PT, QWERTY).replace("1", "í")
+    broken = heading + "\n" + body
+    assert "LICITAgAO" in broken and "í47.200,04" in broken  # the fixture has the real shape
+    verdict = assess_text(broken)
+    assert verdict.corrupt
+    assert "cipher" in verdict.signals
+
+
+def test_case_scrambled_text_is_suspect() -> None:
+    # pypdf on issue10640-like Type1 fonts: 'IntROdUCtIOn', 'InStALLAtIOn'
+    scrambled = "".join(ch.upper() if ch in "orsuce" and i % 3 else ch for i, ch in enumerate(EN))
+    verdict = assess_text(scrambled)
+    assert verdict.suspect
+    assert "cipher" in verdict.signals
+    assert verdict.score < assess_text(EN).score
+
+
+def test_cipher_in_one_part_of_a_long_page_is_caught() -> None:
+    page = "\n".join([EN, DE, PT, substitute(ES + " " + EN, QWERTY), EN, PT])
+    verdict = assess_text(page)
+    assert verdict.suspect
+    assert "cipher" in verdict.signals
+
+
+# --- known false positives of the cipher rule ---------------------------------------------
+
+def test_camelcase_alloy_codes_are_not_a_cipher() -> None:
+    text = (
+        "Filler metals ENiCrFe-3 and ERNiCrMo-3 are used for dissimilar welds; ENiCrMo-4 suits severe "
+        "corrosion while ERNiCr-3 covers general work. The NiCr and NiCrFe families tolerate dilution, and "
+        "ENiCu-7 joins copper alloys. Preheat is rarely needed for ERNiCrMo-10 or ENiCrFe-7 deposits. "
+    ) * 3
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert "cipher" not in verdict.signals
+
+
+def test_brand_names_are_not_a_cipher() -> None:
+    text = (
+        "The team used an iPhone and a MacBook to prepare the PowerPoint deck, posted the video on YouTube and "
+        "shared the JavaScript code on GitHub. Lunch came from McDonald's, the report went to LinkedIn and the "
+        "spare parts were bought on eBay. Later they moved the files to OneDrive and DropBox and opened a "
+        "ticket in ServiceNow about the WordPress plugin and the PayPal checkout."
+    )
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert "cipher" not in verdict.signals
+
+
+def test_repeated_unknown_tokens_are_vocabulary_not_a_cipher() -> None:
+    text = " ".join(f"{sentence}. The XyloTrak unit reports to QwzPlex." for sentence in EN.split(". ")[:5])
+    verdict = assess_text(text)
+    assert_clean(verdict)
+
+
+def test_reference_list_of_names_is_not_a_cipher() -> None:
+    text = (
+        "Karpukhin, V., Oguz, B., Min, S., Lewis, P., Wu, L., Edunov, S., Chen, D., Yih, W. Dense passage "
+        "retrieval for open-domain question answering. Kwiatkowski, T., Palomaki, J., Redfield, O., Collins, M., "
+        "Parikh, A., Alberti, C., Epstein, D., Polosukhin, I., Devlin, J., Lee, K. Natural questions: a benchmark. "
+        "Zhang, Y., Sun, S., Galley, M., Chen, Y., Brockett, C., Gao, X., Gao, J., Liu, J., Dolan, B. Dialogpt."
+    )
+    assert_clean(assess_text(text))
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("東京都は日本の首都であり、多くの人々が働いています。電車はとても便利で、時間通りに運行されます。" * 3, "ja"),
+    ("北京是中华人民共和国的首都，也是全国的政治和文化中心。每年都有很多游客来这里参观名胜古迹。" * 3, "zh"),
+    ("서울은 대한민국의 수도이며 많은 사람들이 살고 있습니다. 지하철은 매우 편리하고 깨끗합니다." * 3, "ko"),
+    ("القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها، ويعيش فيها ملايين الناس ويعملون في مختلف المجالات." * 3,
+     "ar"),
+    ("Москва является столицей России и крупнейшим городом страны, здесь живут и работают миллионы людей." * 3,
+     "ru"),
+])
+def test_non_latin_scripts_are_not_judged_by_latin_dictionaries(text: str, language: str) -> None:
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert verdict.language == language
+    assert verdict.score >= 0.95
+
+
+def test_decoded_glyph_codes_jumping_between_scripts_are_corrupt() -> None:
+    # pypdf on a CID font without ToUnicode (pm__kampo.pdf): one glyph per line, each from another
+    # script: Telugu, Kannada, Bengali, Gurmukhi, Armenian, Greek, Cyrillic, Sinhala, Tamil, Arabic...
+    glyphs = ["క", "ಕ", "ক", "ਕ", "Ր", "ͷ", "Ұ", "ද", "த", "ع", "Λ", "ủ", "ઝ", "ཀ", "ა", "߲", "ࡾ", "౮", "Ή", "Ố"]
+    text = "\n".join(random.Random(3).choice(glyphs) for _ in range(300))
+    verdict = assess_text(text)
+    assert verdict.corrupt
+    assert "script_mix" in verdict.signals
+
+
+def test_english_terms_in_a_japanese_page_are_fine() -> None:
+    text = "このPDFファイルはPythonとReportLabで作成されました。" * 10
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert verdict.language == "ja"
+
+
+@pytest.mark.parametrize("text", ["Page 3", "Hello World", "Figura 2 — Mapa", "ENiCrFe-3", "Total: 1.485,10"])
+def test_very_short_pages_are_trusted_with_low_confidence(text: str) -> None:
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert verdict.confidence < 0.8
+
+
+# --- spacing damage ---------------------------------------------------------------------
+
+def test_words_run_together_are_spacing_damage_not_corruption() -> None:
+    glued = "\n".join(sentence.replace(" ", "") + "." for sentence in EN.split(". "))
+    assert "WhatisEarthScience" not in glued  # sanity: built from EN, not the literal example
+    verdict = assess_text("WhatisEarthScience?\n" + glued)
+    assert verdict.suspect and not verdict.corrupt
+    assert "spacing_damage" in verdict.signals
+    assert verdict.score < assess_text(EN).score
+
+
+def test_words_split_by_stray_spaces_are_spacing_damage() -> None:
+    def split_long(word: str) -> str:
+        return word[: len(word) // 2] + " " + word[len(word) // 2 :] if len(word) >= 8 else word
+
+    broken = "Mit arbei terinnen " + " ".join(split_long(w) for w in (DE + " " + DE).split())
+    verdict = assess_text(broken)
+    assert verdict.suspect and not verdict.corrupt
+    assert "spacing_damage" in verdict.signals
+    assert verdict.score < assess_text(DE).score
+
+
+# --- the ladder's ranking ----------------------------------------------------------------
+
+def test_score_ranks_engines_on_the_same_page() -> None:
+    clean = assess_text(PT).score
+    glued = assess_text(PT.replace(" ", "")).score
+    cipher = assess_text(substitute(PT, QWERTY)).score
+    garbage = assess_text(" ".join(f"(cid:{ord(c)})" for c in PT[:300])).score
+    assert clean > glued > cipher > garbage
+
+
+def test_verdict_is_deterministic() -> None:
+    page = substitute(PT, ROT13) + "\n" + EN
+    assert assess_text(page) == assess_text(page)
+
+
+def test_reason_is_one_readable_sentence() -> None:
+    verdict = assess_text(substitute(EN, QWERTY))
+    assert verdict.reason[0].isupper() and verdict.reason.endswith(".")
+    assert "dictionary" in verdict.reason
+
+
+# --- language and cost -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "language"), [
+    (PT, "pt"), (EN, "en"), (ES, "es"), (DE, "de"), ("Москва — столица России. " * 5, "ru"), ("", None),
+])
+def test_detect_language(text: str, language: str | None) -> None:
+    assert detect_language(text) == language
+
+
+def test_work_is_bounded_on_huge_pages() -> None:
+    page = "\n".join([PT, EN, ES, DE] * 150)  # ~300 kB
+    assess_text(page)  # warm the word lists
+    started = time.perf_counter()
+    verdict = assess_text(page)
+    assert time.perf_counter() - started < 0.5
+    assert_clean(verdict)
