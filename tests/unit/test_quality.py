@@ -54,6 +54,21 @@ NO_DICTIONARY = {
     "fi": "Kaupunginvaltuusto kokoontui eilen illalla käsittelemään ensi vuoden talousarviota ja keskustelemaan "
           "alakoulun peruskorjauksesta. Useat asukkaat vaativat lisää pyöräteitä ja parempaa katuvalaistusta "
           "asuinalueelle, ja valtuutetut lupasivat selvittää asian nopeasti.",
+    "hu": "A városi könyvtár csendes helyet kínál a lakóknak olvasásra és tanulásra, valamint ingyenes "
+          "foglalkozásokat gyermekeknek és felnőtteknek egész évben. A felhasználók könyveket, folyóiratokat és "
+          "filmeket kölcsönözhetnek érvényes olvasójegyük bemutatásával.",
+    "ro": "Biblioteca municipală oferă locuitorilor un spațiu liniștit pentru lectură și studiu, precum și "
+          "ateliere gratuite pentru copii și adulți pe tot parcursul anului. Utilizatorii pot împrumuta cărți, "
+          "reviste și filme prezentând legitimația valabilă la ghișeu.",
+    "vi": "Thư viện thành phố cung cấp cho người dân một không gian yên tĩnh để đọc sách và học tập, cùng với "
+          "các lớp học miễn phí cho trẻ em và người lớn trong suốt cả năm. Người dùng có thể mượn sách, tạp chí "
+          "và phim bằng cách xuất trình thẻ thành viên còn hiệu lực.",
+    "cy": "Mae llyfrgell y ddinas yn cynnig lle tawel i drigolion ddarllen ac astudio, yn ogystal â gweithdai "
+          "am ddim i blant ac oedolion drwy gydol y flwyddyn. Gall defnyddwyr fenthyg llyfrau, cylchgronau a "
+          "ffilmiau drwy ddangos cerdyn aelodaeth dilys.",
+    "ca": "La biblioteca municipal ofereix als veïns un espai tranquil per a la lectura i l'estudi, a més de "
+          "tallers gratuïts per a infants i adults durant tot l'any. Els usuaris poden demanar en préstec "
+          "llibres, revistes i pel·lícules presentant el carnet vigent al taulell d'atenció.",
     "sv": "Kommunfullmäktige sammanträdde i går kväll för att granska nästa års budget och diskutera "
           "renoveringen av grundskolan. Flera invånare tog till orda och krävde fler cykelbanor och bättre "
           "belysning på gatorna i området, och politikerna lovade att återkomma med ett förslag.",
@@ -220,6 +235,21 @@ def test_word_shaped_substitution_cipher_is_corrupt(text: str, key: str) -> None
     assert "cipher" in verdict.signals
     assert verdict.score < 0.4
     assert verdict.language is None
+
+
+def test_almost_every_random_substitution_is_caught() -> None:
+    # letter-pair statistics tell ciphers from languages we have no dictionary for; a few
+    # random keys happen to look like a real language, the rest must all be caught
+    rng = random.Random(20240611)
+    caught = total = 0
+    for _ in range(30):
+        key = "".join(rng.sample(_ALPHABET, len(_ALPHABET)))
+        for text in (PT, EN, ES):
+            verdict = assess_text(substitute(text, key))
+            total += 1
+            caught += verdict.corrupt and "cipher" in verdict.signals
+            assert verdict.score < 0.9  # even a missed cipher never scores like real text
+    assert caught / total >= 0.95
 
 
 def test_broken_brazilian_font_licitacao_style_is_corrupt() -> None:

@@ -29,8 +29,9 @@ from types import MappingProxyType
 LANGUAGES: tuple[str, ...] = ("pt", "en", "es", "fr", "de", "it", "nl")
 #: how many of each language's most frequent words decide the language of a page
 _COMMON_WORDS = 3000
-#: a letter pair is "plausible" when this many common words (over all languages) contain it
+#: a letter pair (triple) is "plausible" when this many common words of any language contain it
 _BIGRAM_MIN_WORDS = 10
+_TRIGRAM_MIN_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class Lexicon:
     #: letter pairs (accents folded) that real words of these languages use; a cipher's
     #: text uses many others, a language we have no dictionary for mostly does not
     bigrams: frozenset[str]
+    #: letter triples (accents folded, ``^``/``$`` marking word edges) that common words use
+    trigrams: frozenset[str]
 
     def knows(self, word: str) -> bool:
         """Whether a lower-case word is a word, allowing the plurals some lists lack."""
@@ -73,17 +76,21 @@ def lexicon() -> Lexicon:
     lists = {language: _frequencies(language) for language in LANGUAGES}
     common: dict[str, frozenset[str]] = {}
     pairs: Counter[str] = Counter()
+    triples: Counter[str] = Counter()
     for language, frequencies in lists.items():
         top = heapq.nlargest(_COMMON_WORDS, frequencies, key=frequencies.__getitem__)
         common[language] = frozenset(top)
         for word in top:
             folded = fold_accents(word)
             pairs.update(folded[i : i + 2] for i in range(len(folded) - 1))
+            edged = f"^{folded}$"
+            triples.update(edged[i : i + 3] for i in range(len(edged) - 2))
     bigrams = frozenset(pair for pair, n in pairs.items() if n >= _BIGRAM_MIN_WORDS and pair.isalpha())
+    trigrams = frozenset(triple for triple, n in triples.items() if n >= _TRIGRAM_MIN_WORDS)
     words = frozenset(chain.from_iterable(lists.values()))
     mask: dict[str, int] = {}
     for bit, language in enumerate(LANGUAGES):
         for word in common[language]:
             mask[word] = mask.get(word, 0) | 1 << bit
     return Lexicon(words=words, common=MappingProxyType(common), common_mask=MappingProxyType(mask),
-                   bigrams=bigrams)
+                   bigrams=bigrams, trigrams=trigrams)
