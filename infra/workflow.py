@@ -1,16 +1,23 @@
 """The one workflow definition, with its function ARNs filled in.
 
-The CDK stack deploys ``workflow.asl.json`` through ``DefinitionBody.from_file`` and the local
-runner creates the same file in moto through :func:`load_definition`, so both run one workflow.
-Pure: no CDK, no AWS calls.
+``build_definition`` is the single source: a document is planned, its page batches are
+extracted (inline Map, or a Distributed Map reading an S3 manifest when large), and it is
+assembled; an archive is unpacked and each member runs the same plan/extract/assemble
+states as a document of its own (inline, or a Distributed Map for large archives) before
+the archive itself is assembled. ``workflow.asl.json`` is that definition written out
+(``python -m infra.workflow``), kept for reading and for SAM; a test keeps it in sync.
+
+The CDK stack and the local runner both deploy ``definition_text()``. Pure: no CDK, no AWS.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 DEFINITION_PATH = Path(__file__).resolve().parent / "workflow.asl.json"
 
@@ -21,20 +28,194 @@ PLACEHOLDERS: tuple[str, ...] = (
     "AssembleFunctionArn",
     "UnpackFunctionArn",
 )
+#: concurrent page batches (per document) and members (per archive)
+MAX_CONCURRENCY = 10
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
+_LAMBDA_TRANSIENT = {
+    "ErrorEquals": [
+        "Lambda.ServiceException",
+        "Lambda.AWSLambdaException",
+        "Lambda.SdkClientException",
+        "Lambda.TooManyRequestsException",
+    ],
+    "IntervalSeconds": 2,
+    "MaxAttempts": 3,
+    "BackoffRate": 2,
+    "JitterStrategy": "FULL",
+}
+_OCR_THROTTLED = {
+    "ErrorEquals": ["OcrThrottledError"],
+    "IntervalSeconds": 5,
+    "MaxAttempts": 6,
+    "BackoffRate": 2,
+    "MaxDelaySeconds": 120,
+    "JitterStrategy": "FULL",
+}
+#: what every step needs to find the document; page text never travels in the state
+_DOCUMENT_FIELDS = ("doc_id", "bucket", "key", "source_name")
+_MEMBER_FIELDS = (*_DOCUMENT_FIELDS, "parent_doc_id", "archive_path")
 
-def load_definition(arns: Mapping[str, str], path: Path = DEFINITION_PATH) -> str:
+
+def _select(fields: tuple[str, ...], **extra: str) -> dict[str, str]:
+    return {**{f"{name}.$": f"$.{name}" for name in fields}, **{f"{k}.$": v for k, v in extra.items()}}
+
+
+def _task(function: str, comment: str, *, parameters: dict[str, str] | None = None, result_path: str | None = None,
+          catch_to: str | None = None, next_state: str | None = None, ocr_retry: bool = False) -> dict[str, Any]:
+    # Resource is the plain function ARN: the function's return value is the task result
+    # (no {"Payload": ...} wrapper), the shape CDK's LambdaInvoke(payload_response_only=True) makes.
+    state: dict[str, Any] = {"Type": "Task", "Comment": comment, "Resource": "${" + function + "FunctionArn}"}
+    if parameters is not None:
+        state["Parameters"] = parameters
+    if result_path is not None:
+        state["ResultPath"] = result_path
+    state["Retry"] = [_LAMBDA_TRANSIENT, _OCR_THROTTLED] if ocr_retry else [_LAMBDA_TRANSIENT]
+    if catch_to:
+        state["Catch"] = [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": catch_to}]
+    state.update({"Next": next_state} if next_state else {"End": True})
+    return state
+
+
+def _extract_batch_processor(mode: str) -> dict[str, Any]:
+    config: dict[str, str] = {"Mode": mode}
+    if mode == "DISTRIBUTED":
+        config["ExecutionType"] = "STANDARD"
+    return {
+        "ProcessorConfig": config,
+        "StartAt": "ExtractBatch",
+        "States": {"ExtractBatch": _task("Extract", "One page batch in, page JSONs written to S3, a small summary out",
+                                         ocr_retry=True)},
+    }
+
+
+def _manifest_reader(bucket_path: str, key_path: str) -> dict[str, Any]:
+    return {
+        "Resource": "arn:aws:states:::s3:getObject",
+        "ReaderConfig": {"InputType": "JSON"},
+        "Parameters": {"Bucket.$": bucket_path, "Key.$": key_path},
+    }
+
+
+def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool, archives: bool) -> dict[str, Any]:
+    """Plan -> page batches -> assemble for one document; state names start with ``prefix``.
+
+    Members of archives use the same states (prefix "Member") inside the member Map; only the
+    top level can unpack (nested archives are expanded by the unpack step itself) and only the
+    top level switches to a Distributed Map (members are already one child execution each).
+    """
+    failure, assemble = f"{prefix}RecordFailure", f"{prefix}Assemble"
+    route: dict[str, Any] = {
+        "Type": "Choice",
+        "Comment": "ready: extract pages; archive: unpack; anything else (encrypted, empty, ...) is final",
+        "Choices": [{"Variable": "$.plan.status", "StringEquals": "ready",
+                     "Next": f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline"}],
+        "Default": assemble,
+    }
+    inline_map: dict[str, Any] = {
+        "Type": "Map",
+        "ItemsPath": "$.plan.batches",
+        "MaxConcurrency": MAX_CONCURRENCY,
+        "ItemProcessor": _extract_batch_processor("INLINE"),
+        "ResultPath": None,
+        "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
+        "Next": assemble,
+    }
+    states: dict[str, Any] = {
+        f"{prefix}Plan": _task("Plan", "Sniff the file and cut it into page batches", result_path="$.plan",
+                               catch_to=failure, next_state=f"{prefix}RouteByPlanStatus"),
+        f"{prefix}RouteByPlanStatus": route,
+        f"{prefix}ExtractBatchesInline": inline_map,
+    }
+    if distributed:
+        states[f"{prefix}ChooseMapKind"] = {
+            "Type": "Choice",
+            "Comment": "The plan step decides (distributed_map_threshold); the batches are then in an S3 manifest",
+            "Choices": [{"Variable": "$.plan.use_distributed_map", "BooleanEquals": True,
+                         "Next": f"{prefix}ExtractBatchesDistributed"}],
+            "Default": f"{prefix}ExtractBatchesInline",
+        }
+        states[f"{prefix}ExtractBatchesDistributed"] = {
+            **{k: v for k, v in inline_map.items() if k not in ("ItemsPath", "ItemProcessor")},
+            "ItemReader": _manifest_reader("$.plan.bucket", "$.plan.manifest_key"),
+            "ItemProcessor": _extract_batch_processor("DISTRIBUTED"),
+        }
+    if archives:
+        route["Choices"].append({"Variable": "$.plan.status", "StringEquals": "archive", "Next": f"{prefix}Unpack"})
+        states.update(_archive_states(prefix, fields, assemble, failure))
+    states[assemble] = _task("Assemble", "Write text, Markdown, report and the DynamoDB item",
+                             parameters=_select(fields, plan="$.plan"), catch_to=failure)
+    states[failure] = _task("Assemble", "Every failure ends as a recorded status with a reason, never a silent stop",
+                            parameters=_select(fields, error="$.error"))
+    return states
+
+
+def _archive_states(prefix: str, fields: tuple[str, ...], assemble: str, failure: str) -> dict[str, Any]:
+    member_processor_states = _document_states("Member", _MEMBER_FIELDS, distributed=False, archives=False)
+    members_inline: dict[str, Any] = {
+        "Type": "Map",
+        "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
+        "ItemsPath": "$.unpack.items",
+        "MaxConcurrency": MAX_CONCURRENCY,
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": "MemberPlan",
+                          "States": member_processor_states},
+        "ResultPath": None,
+        "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
+        "Next": assemble,
+    }
+    members_distributed = {
+        **{k: v for k, v in members_inline.items() if k != "ItemsPath"},
+        "ItemReader": _manifest_reader("$.bucket", "$.unpack.manifest_key"),
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                          "StartAt": "MemberPlan", "States": member_processor_states},
+    }
+    return {
+        f"{prefix}Unpack": _task("Unpack", "Open the archive safely; each member is uploaded as a document of its own",
+                                 parameters=_select(fields, plan="$.plan"), result_path="$.unpack",
+                                 catch_to=failure, next_state=f"{prefix}ChooseMemberMapKind"),
+        f"{prefix}ChooseMemberMapKind": {
+            "Type": "Choice",
+            "Comment": "Large archives read their members from an S3 manifest in a Distributed Map",
+            "Choices": [{"Variable": "$.unpack.use_distributed_map", "BooleanEquals": True,
+                         "Next": f"{prefix}ProcessMembersDistributed"}],
+            "Default": f"{prefix}ProcessMembersInline",
+        },
+        f"{prefix}ProcessMembersInline": members_inline,
+        f"{prefix}ProcessMembersDistributed": members_distributed,
+    }
+
+
+def build_definition() -> dict[str, Any]:
+    return {
+        "Comment": "papersift: plan a document, extract its page batches (inline or Distributed Map) or unpack "
+                   "an archive and process each member the same way, then assemble the results. States carry "
+                   "S3 pointers and counts, never page text.",
+        "StartAt": "Plan",
+        "States": _document_states("", _DOCUMENT_FIELDS, distributed=True, archives=True),
+    }
+
+
+def definition_text() -> str:
+    """The definition as ASL JSON with ``${...FunctionArn}`` placeholders left in."""
+    return json.dumps(build_definition(), indent=2) + "\n"
+
+
+def load_definition(arns: Mapping[str, str]) -> str:
     """Return the ASL text with every ``${Placeholder}`` replaced by ``arns[Placeholder]``.
 
     Raises ``ValueError`` naming the placeholders left without a value, so a runner that forgot
     a function fails at creation time instead of at the first execution that reaches it.
     """
-    text = path.read_text(encoding="utf-8")
+    text = definition_text()
     missing = sorted({name for name in _PLACEHOLDER.findall(text) if not arns.get(name)})
     if missing:
-        raise ValueError(f"workflow definition {path.name}: no ARN for {', '.join(missing)}")
+        raise ValueError(f"workflow definition: no ARN for {', '.join(missing)}")
     substituted = _PLACEHOLDER.sub(lambda match: arns[match.group(1)], text)
     json.loads(substituted)  # an ARN with a quote in it would break the JSON: fail here, not in Step Functions
     return substituted
+
+
+if __name__ == "__main__":
+    DEFINITION_PATH.write_text(definition_text(), encoding="utf-8")
+    sys.stdout.write(f"wrote {DEFINITION_PATH}\n")

@@ -37,7 +37,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct
 
-from infra.workflow import DEFINITION_PATH, PLACEHOLDERS
+from infra.workflow import PLACEHOLDERS, definition_text
 from papersift.errors import SettingsError
 from papersift.settings import Settings
 
@@ -51,6 +51,7 @@ CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
 INCOMING_PREFIX = "incoming/"
 WORK_PREFIX = "work/"
 RESULTS_PREFIX = "results/"
+MEMBERS_PREFIX = "members/"
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 CONTEXT_KEY = "papersift"
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.pytest_cache", "**/.mypy_cache"]
@@ -98,7 +99,8 @@ class PipelineStack(Stack):
         # 3. The workflow steps: zip functions on two layers, container functions for binaries.
         self.layers = self._layers()
         self.plan_fn = self._zip_function("Plan", "plan", memory_mb=1024, timeout=Duration.minutes(2))
-        self.extract_fn = self._zip_function("Extract", "extract", memory_mb=3008, timeout=Duration.minutes(10))
+        # extract runs in the container: its recovery ladder calls pdftotext, legacy .doc needs antiword
+        self.extract_fn = self._container_function("Extract", "extract", memory_mb=3008, timeout=Duration.minutes(10))
         self.assemble_fn = self._zip_function("Assemble", "assemble", memory_mb=2048, timeout=Duration.minutes(5))
         self.unpack_fn = self._container_function("Unpack", "unpack", memory_mb=3008, timeout=Duration.minutes(15))
         # Every step reads the source and the work files; each writes only under its own prefixes.
@@ -106,7 +108,7 @@ class PipelineStack(Stack):
             (self.plan_fn, [WORK_PREFIX]),
             (self.extract_fn, [WORK_PREFIX]),
             (self.assemble_fn, [WORK_PREFIX, RESULTS_PREFIX]),
-            (self.unpack_fn, [WORK_PREFIX, INCOMING_PREFIX]),  # members are dropped again as documents
+            (self.unpack_fn, [WORK_PREFIX, MEMBERS_PREFIX]),  # members are uploaded as documents of their own
         ):
             self.bucket.grant_read(fn)
             for prefix in prefixes:
@@ -337,7 +339,7 @@ class PipelineStack(Stack):
             "Workflow",
             # inline rather than from_file (an S3 asset): the definition stays readable in the template
             # and in `cdk diff`; CloudFormation fills in the ARNs from definition_substitutions
-            definition_body=sfn.DefinitionBody.from_string(DEFINITION_PATH.read_text(encoding="utf-8")),
+            definition_body=sfn.DefinitionBody.from_string(definition_text()),
             definition_substitutions=arns,
             state_machine_type=sfn.StateMachineType.STANDARD,
             tracing_enabled=True,
@@ -433,8 +435,8 @@ class PipelineStack(Stack):
                 "Results are keyed by document id, known only at run time; the prefix is the narrowest scope.",
             ),
             (
-                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{INCOMING_PREFIX}*]",
-                "Unpack drops archive members under incoming/ so they run as documents of their own.",
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{MEMBERS_PREFIX}*]",
+                "Unpack uploads archive members under members/<doc_id>/, known only at run time.",
             ),
             (
                 "AwsSolutions-L1",

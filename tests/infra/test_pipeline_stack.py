@@ -105,24 +105,26 @@ def test_ingest_reads_the_queue_in_batches_reporting_item_failures(template: Tem
 def test_zip_functions_run_python312_with_both_layers(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
-    """Plan, extract, assemble and ingest: python3.12, handler app.handler, the dependency and core layers."""
+    """Plan, assemble and ingest: python3.12, handler app.handler, the dependency and core layers."""
     stack = app_and_stack[1]
     layers = [{"Ref": logical_id(stack, layer)} for layer in stack.layers]
-    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.ingest_fn):
+    for fn in (stack.plan_fn, stack.assemble_fn, stack.ingest_fn):
         props = function_properties(resources, stack, fn)
         assert (props["Runtime"], props["Handler"]) == ("python3.12", "app.handler")
         assert props["Layers"] == layers
         assert props["TracingConfig"] == {"Mode": "Active"}
 
 
-def test_unpack_is_a_container_image_function(
+def test_unpack_and_extract_are_container_image_functions(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
-    """The binaries (7z, unar, Tesseract) come from the image built from functions/ocr/Dockerfile."""
+    """The binaries (7z, unar for unpack; pdftotext, antiword for extract) come from the image
+    built from functions/ocr/Dockerfile."""
     stack = app_and_stack[1]
-    props = function_properties(resources, stack, stack.unpack_fn)
-    assert props["PackageType"] == "Image"
-    assert props["EphemeralStorage"] == {"Size": 10240}
+    for fn in (stack.unpack_fn, stack.extract_fn):
+        props = function_properties(resources, stack, fn)
+        assert props["PackageType"] == "Image"
+        assert props["EphemeralStorage"] == {"Size": 10240}
 
 
 def test_functions_get_settings_table_and_powertools_environment(
@@ -217,13 +219,14 @@ def test_only_assemble_writes_the_documents_table(
 def test_steps_write_only_under_their_own_prefixes(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
-    """Plan and extract put under work/, assemble under work/ and results/; nothing may delete objects."""
+    """Plan and extract put under work/, assemble under work/ and results/, unpack under work/ and
+    members/ (never incoming/: members must not trigger runs of their own); nothing may delete objects."""
     stack = app_and_stack[1]
     expected = {
         stack.plan_fn: {"/work/*"},
         stack.extract_fn: {"/work/*"},
         stack.assemble_fn: {"/work/*", "/results/*"},
-        stack.unpack_fn: {"/work/*", "/incoming/*"},
+        stack.unpack_fn: {"/work/*", "/members/*"},
     }
     for fn, prefixes in expected.items():
         policy = resources[logical_id(stack, fn.role.node.find_child("DefaultPolicy"))]

@@ -132,7 +132,9 @@ def test_every_task_retries_transient_lambda_errors_with_jitter(definition: dict
         for name, state in all_states(definition)
         if state["Type"] == "Task" and state["Resource"].startswith("arn:aws:lambda:")
     ]
-    assert len(tasks) == 6  # Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure
+    # top level: Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure; in each of the two
+    # member Maps: MemberPlan, ExtractBatch, MemberAssemble, MemberRecordFailure
+    assert len(tasks) == 6 + 2 * 4
     for name, state in tasks:
         retrier = next(r for r in state["Retry"] if set(r["ErrorEquals"]) >= LAMBDA_ERRORS)
         assert (retrier["MaxAttempts"], retrier["IntervalSeconds"], retrier["JitterStrategy"]) == (3, 2, "FULL"), name
@@ -162,7 +164,30 @@ def test_plan_result_routes_the_document(definition: dict[str, Any]) -> None:
     }
     assert route["Default"] == "Assemble"
     assert definition["States"]["Unpack"]["ResultPath"] == "$.unpack"
-    assert definition["States"]["Unpack"]["Next"] == "Assemble"
+    assert definition["States"]["Unpack"]["Next"] == "ChooseMemberMapKind"
+
+
+def test_archive_members_run_the_document_states_and_then_the_archive_is_assembled(
+    definition: dict[str, Any],
+) -> None:
+    """Each member is planned, extracted and assembled like a dropped file (its failure recorded as
+    its own), inline for small archives and from the unpack manifest in a Distributed Map for large
+    ones; then the archive itself is assembled from its members."""
+    top = definition["States"]
+    choose = top["ChooseMemberMapKind"]
+    assert choose["Choices"][0]["Next"] == "ProcessMembersDistributed"
+    assert choose["Default"] == "ProcessMembersInline"
+    inline, distributed = top["ProcessMembersInline"], top["ProcessMembersDistributed"]
+    assert inline["ItemsPath"] == "$.unpack.items"
+    assert distributed["ItemReader"]["Parameters"] == {"Bucket.$": "$.bucket", "Key.$": "$.unpack.manifest_key"}
+    for members in (inline, distributed):
+        assert members["Next"] == "Assemble" and members["ResultPath"] is None
+        states = members["ItemProcessor"]["States"]
+        assert members["ItemProcessor"]["StartAt"] == "MemberPlan"
+        assert states["MemberPlan"]["Catch"][0]["Next"] == "MemberRecordFailure"
+        assert states["MemberAssemble"]["Parameters"]["archive_path.$"] == "$.archive_path"
+        assert states["MemberRecordFailure"]["Parameters"]["parent_doc_id.$"] == "$.parent_doc_id"
+        assert "MemberUnpack" not in states, "nested archives are expanded by the unpack step itself"
 
 
 def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: dict[str, Any]) -> None:
@@ -194,3 +219,10 @@ def test_assemble_receives_the_documented_payload(definition: dict[str, Any]) ->
         "source_name.$": "$.source_name",
         "plan.$": "$.plan",
     }
+
+
+def test_committed_asl_file_is_the_built_definition() -> None:
+    """workflow.asl.json is written from build_definition (python -m infra.workflow): never edited apart."""
+    from infra.workflow import definition_text
+
+    assert DEFINITION_PATH.read_text(encoding="utf-8") == definition_text()

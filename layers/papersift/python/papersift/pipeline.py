@@ -357,6 +357,7 @@ def _assemble_archive(store: ObjectStore, request: Mapping[str, Any], plan: Mapp
             member_report = ExtractionReport.from_dict(_get_json(store, member_prefix + "report.json"))
             member.status, member.reason = member_report.status, member_report.reason
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
+            report.page_count += member_report.page_count
             report.char_count += member_report.char_count
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
