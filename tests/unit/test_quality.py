@@ -337,6 +337,31 @@ def test_non_latin_scripts_are_not_judged_by_latin_dictionaries(text: str, langu
     assert verdict.score >= 0.95
 
 
+AR = (
+    "وعليه، فإن الحكومة المصرية تضع نصب عينيها خلال المرحلة المقبلة تكليف السيد رئيس الجمهورية لها بالعمل على "
+    "تحقيق عدد من الأهداف على رأسها وضع بناء الإنسان المصري على رأس قائمة الأولويات، خاصة في مجالات التعليم "
+    "والصحة والثقافة. تنص المادة الأولى من هذا القانون على أن تلتزم الدولة بحماية حقوق المواطنين وضمان حرية "
+    "الرأي والتعبير، كما تلتزم الجهات المختصة بتنفيذ الأحكام القضائية الصادرة في المواعيد المحددة."
+)
+
+
+def test_sound_arabic_prose_is_trusted() -> None:
+    verdict = assess_text(AR)
+    assert_clean(verdict)
+    assert verdict.language == "ar"
+    assert verdict.signals == ()
+
+
+def test_arabic_font_mapping_letters_to_other_arabic_letters_is_a_cipher() -> None:
+    # a wrong ToUnicode map: real Arabic letters, the wrong ones (ل->ا, ه->ا, ع->ي, ق->ف as in the corpus file)
+    broken = AR.translate(str.maketrans("لهعق", "اايف"))
+    verdict = assess_text(broken)
+    assert verdict.suspect
+    assert "cipher" in verdict.signals
+    assert verdict.language == "ar"
+    assert verdict.score < assess_text(AR).score
+
+
 def test_decoded_glyph_codes_jumping_between_scripts_are_corrupt() -> None:
     # pypdf on a CID font without ToUnicode (pm__kampo.pdf): one glyph per line, each from another
     # script: Telugu, Kannada, Bengali, Gurmukhi, Armenian, Greek, Cyrillic, Sinhala, Tamil, Arabic...

@@ -62,9 +62,12 @@ def test_pypdf_mojibake_of_a_cid_font_without_tounicode_is_corrupt(corpus_dir: P
     assert "script_mix" in verdict.signals
 
 
-@pytest.mark.xfail(strict=True, reason="Arabic with a wrong ToUnicode map swaps letters for other real Arabic "
-                   "letters; without an Arabic dictionary check the page reads as sound Arabic")
 def test_arabic_with_a_wrong_tounicode_map_is_suspect(corpus_dir: Path) -> None:
-    verdict = assess_text(_pdfium_pages(corpus_dir / "files" / "dl__right_to_left_02.pdf")[0])
-    assert verdict.language == "ar"
-    assert verdict.suspect
+    # dl__right_to_left_02.pdf reads 'تكايف السيد رئيس الجماورية' for 'تكليف السيد رئيس الجمهورية':
+    # real Arabic letters, wrong ones; only the Arabic word list sees it (36% hits, sound text ~95%)
+    for text in (_pdfium_pages(corpus_dir / "files" / "dl__right_to_left_02.pdf")[0],
+                 _pypdf_pages(corpus_dir / "files" / "dl__right_to_left_02.pdf")[0]):
+        verdict = assess_text(text)
+        assert verdict.language == "ar"
+        assert verdict.suspect
+        assert "cipher" in verdict.signals

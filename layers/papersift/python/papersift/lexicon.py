@@ -94,3 +94,13 @@ def lexicon() -> Lexicon:
             mask[word] = mask.get(word, 0) | 1 << bit
     return Lexicon(words=words, common=MappingProxyType(common), common_mask=MappingProxyType(mask),
                    bigrams=bigrams, trigrams=trigrams)
+
+
+@lru_cache(maxsize=1)
+def arabic_words() -> frozenset[str]:
+    """Arabic word list, loaded only when an Arabic page shows up (read-only cache).
+
+    A wrong ToUnicode map in an Arabic font swaps letters for other real Arabic letters, so
+    no script check can see it; only "are these words?" can.
+    """
+    return frozenset(_frequencies("ar"))

@@ -13,12 +13,13 @@ lookups on a bounded sample of words, well under a millisecond for a normal page
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from papersift.lexicon import LANGUAGES, Lexicon, fold_accents, lexicon
+from papersift.lexicon import LANGUAGES, Lexicon, arabic_words, fold_accents, lexicon
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
 #: anything outside Latin letters, common punctuation and symbols: a cheap upper bound on
 #: non-Latin letters that lets most pages skip the exact count
 _BEYOND_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\s]")
+_ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
@@ -107,6 +109,7 @@ _GOOD_HIT_RATE = 0.8  # real prose in a known language is above this
 _CIPHER_HIT_RATE = 0.35  # below this, the words are not words
 # real languages, even ones we have no dictionary for, stay above these (Polish, the lowest
 # tried: 0.82 and 0.60); 99% of random letter substitutions of pt/en/es/fr/de fall below one
+_ARABIC_CIPHER_HIT_RATE = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
 _PLAUSIBLE_BIGRAMS = 0.75
 _PLAUSIBLE_TRIGRAMS = 0.52
 _MAX_SEGMENT_TOKENS = 12  # glued-word segmentation is tried on at most this many tokens
@@ -194,6 +197,10 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
         language = words.language
         score, confidence, suspect, corrupt = _apply_word_evidence(
             words, score, confidence, suspect, corrupt, signals, reasons)
+
+    elif script == "arabic" and letters >= 100:
+        score, confidence, suspect, corrupt = _apply_arabic_evidence(
+            text, score, confidence, suspect, corrupt, signals, reasons)
 
     if letters < 200:
         confidence *= 0.5 + letters / 400
@@ -447,6 +454,44 @@ def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
     counts = [sum(n for mask, n in masks.items() if mask and mask >> bit & 1) for bit in range(len(LANGUAGES))]
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
     return LANGUAGES[best] if counts[best] >= max(3, 0.25 * len(sample)) else None
+def _arabic_hit_rate(text: str) -> tuple[float, int]:
+    """Share of Arabic words (2+ letters, presentation forms folded) in the word list."""
+    known = arabic_words()
+    words = [w for w in _ARABIC_WORD.findall(unicodedata.normalize("NFKC", text)) if len(w) > 1]
+    words = words[:_SAMPLE_WORDS]
+    if not words:
+        return 1.0, 0
+
+    def is_word(word: str) -> bool:
+        # clitics glue to the word: wa-/fa-/bi-/li-/ka- and the article al-
+        for candidate in (word, word[1:] if word[0] in "وفبلك" else ""):
+            if candidate in known or (candidate.startswith("ال") and candidate[2:] in known):
+                return True
+        return False
+
+    return sum(map(is_word, words)) / len(words), len(words)
+
+
+def _apply_arabic_evidence(
+    text: str, score: float, confidence: float, suspect: bool, corrupt: bool,
+    signals: list[str], reasons: list[str],
+) -> tuple[float, float, bool, bool]:
+    hit_rate, checked = _arabic_hit_rate(text)
+    if checked < _MIN_WORDS_FOR_DICTIONARY:
+        return score, confidence * 0.7, suspect, corrupt
+    if hit_rate < _ARABIC_CIPHER_HIT_RATE:
+        signals.append("cipher")
+        reasons.append(f"only {hit_rate:.0%} of the Arabic words are dictionary words: letters mapped to "
+                       "the wrong Arabic letters (a wrong ToUnicode map)")
+        suspect = True
+        corrupt = corrupt or hit_rate < 0.2
+    elif hit_rate < 0.7:
+        signals.append("low_confidence")
+        reasons.append("few Arabic dictionary words (dialect, names or technical terms?)")
+        confidence *= 0.6
+    return score * min(1.0, 0.3 + 0.7 * hit_rate / _GOOD_HIT_RATE), confidence, suspect, corrupt
+
+
 def _apply_word_evidence(
     words: _Words, score: float, confidence: float, suspect: bool, corrupt: bool,
     signals: list[str], reasons: list[str],
