@@ -218,6 +218,29 @@ def test_numeric_table_is_low_confidence_not_corrupt() -> None:
     assert verdict.confidence < 0.7
 
 
+def test_json_and_source_code_are_not_corrupt() -> None:
+    # structured formats run through the same verdict: their symbols are syntax, their words real
+    json_text = "\n".join(
+        f'{{"id": {i}, "name": "customer {i}", "email": "user{i}@example.com", "active": true, '
+        f'"created": "2024-01-{i % 28 + 1:02d}", "tags": ["billing", "priority"], "balance": {i * 13.5}}},'
+        for i in range(40))
+    code = "\n".join(
+        f"def total_{i}(items: list[int]) -> int:\n    return sum(x * {i} for x in items if x > {i}) // (1 + {i})"
+        for i in range(30))
+    for text in (json_text, code):
+        verdict = assess_text(text)
+        assert not verdict.corrupt, verdict
+
+
+def test_spreadsheet_rows_with_dates_and_phone_numbers_are_trusted() -> None:
+    rows = "\n".join(
+        f"{2024 - i % 3}-{i % 12 + 1:02d}-{i % 28 + 1:02d}\t({i % 90 + 10}) 9{i:03d}-{i * 7 % 10000:04d}\t"
+        f"{i * 3 % 24:02d}:{i * 7 % 60:02d}\tRua das Flores {i}\tpago"
+        for i in range(60))
+    verdict = assess_text(rows)
+    assert not verdict.suspect, verdict
+
+
 def test_table_of_contents_with_dot_leaders_is_trusted() -> None:
     toc = "\n".join(f"{i}. {title} {'.' * 40} {i * 7}" for i, title in enumerate(
         ["Introduction", "Installation", "Usage", "Calling the package", "Options", "Known bugs and improvements",

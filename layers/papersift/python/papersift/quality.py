@@ -69,7 +69,7 @@ _LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 #: a whitespace-delimited token that is a number, money or a percentage (tables are legit)
 _NUMBER_TOKEN = re.compile(
-    r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
+    r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\-\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
 )
 #: dot leaders, rules and underlines: layout, not text
 _LEADER = re.compile(r"([^\w\s])\1{2,}")
@@ -174,17 +174,24 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
         suspect = corrupt = True
         score *= 0.3
 
+    words = _judge_words(runs, lexicon()) if script == "latin" and letters >= 20 else None
+
     # letters vs other characters, with numbers and leaders set aside
     leader_chars = sum(len(m.group()) for m in _LEADER.finditer(text)) if _has_leaders(text) else 0
     number_chars = _number_chars(text, nonspace)
-    judged = glyphs - (garbage_chars - bad_glyphs) - leader_chars - number_chars - bad_glyphs
+    judged = nonspace - garbage_chars - leader_chars - number_chars
     if number_chars > 0.3 * nonspace and letters < 0.4 * nonspace:
         signals.append("low_confidence")
         reasons.append("mostly numbers (a table?), so there are few words to judge")
         confidence *= 0.6
-    if judged >= 60:
-        letter_share = min(1.0, letters / judged)
-        if letter_share < 0.5:
+    letter_share = min(1.0, letters / judged) if judged >= 60 else 1.0
+    if letter_share < 0.5:
+        if words and words.checked >= _MIN_WORDS_FOR_DICTIONARY and words.hit_rate >= 0.6:
+            # the letters that are there spell real words: markup, code or data, not decoding damage
+            signals.append("low_confidence")
+            reasons.append(f"only {letter_share:.0%} of the characters are letters, but they spell real words")
+            confidence *= 0.6
+        else:
             signals.append("low_letter_ratio")
             reasons.append(f"only {letter_share:.0%} of the non-numeric characters are letters")
             suspect = True
@@ -192,12 +199,10 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
             score *= (letter_share / 0.5) ** 2
 
     language = _script_language(text, script)
-    if script == "latin" and letters >= 20:
-        words = _judge_words(runs, lexicon())
+    if words:
         language = words.language
         score, confidence, suspect, corrupt = _apply_word_evidence(
             words, score, confidence, suspect, corrupt, signals, reasons)
-
     elif script == "arabic" and letters >= 100:
         score, confidence, suspect, corrupt = _apply_arabic_evidence(
             text, score, confidence, suspect, corrupt, signals, reasons)
