@@ -66,7 +66,6 @@ _SLASH_GLYPH = re.compile(
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 _ASCII_LETTER_RUN = re.compile(r"[A-Za-z]+")
 _LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
-_DIGIT_RUN = re.compile(r"[0-9]+")
 #: a whitespace-delimited token that is a number, money or a percentage (tables are legit)
 _NUMBER_TOKEN = re.compile(
     r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\-\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
@@ -80,7 +79,9 @@ _FLIP_POINT = re.compile(r"(?<=[a-zß-öø-ÿ])(?=[A-ZÀ-ÖØ-Þ])")
 _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
 #: anything outside Latin letters, common punctuation and symbols: a cheap upper bound on
 #: non-Latin letters that lets most pages skip the exact count
-_BEYOND_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\s]")
+_BEYOND_LATIN = re.compile(
+    r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\ufb00-\ufb06\s]"
+)
 _ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -269,9 +270,7 @@ def _has_leaders(text: str) -> bool:
 
 def _number_chars(text: str, nonspace: int) -> int:
     """Characters in number-shaped tokens; the exact token scan only runs on number-heavy pages."""
-    if not _DIGIT_RUN.search(text):
-        return 0
-    digits = sum(map(len, _DIGIT_RUN.findall(text)))
+    digits = sum(map(text.count, "0123456789"))
     if digits < 0.1 * nonspace:
         return digits
     return sum(map(len, _NUMBER_TOKEN.findall(text)))
