@@ -140,6 +140,16 @@ def test_empty_text_on_a_page_that_draws_needs_ocr(layout: PageLayout) -> None:
     assert verdict.score == 0.0
 
 
+def test_a_small_logo_on_a_blank_page_is_not_worth_ocr() -> None:
+    verdict = assess_text("", PageLayout(image_count=1, image_area_ratio=0.005))
+    assert not verdict.suspect
+    assert verdict.signals == ("empty",)
+
+
+def test_images_of_unknown_area_count_as_drawing() -> None:
+    assert assess_text("", PageLayout(image_count=3)).suspect
+
+
 def test_page_number_on_a_scanned_page_still_needs_ocr() -> None:
     verdict = assess_text("  - 12 -  ", PageLayout(image_count=1, image_area_ratio=0.95))
     assert verdict.suspect

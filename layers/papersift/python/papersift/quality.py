@@ -108,9 +108,9 @@ _MIN_WORDS_FOR_DICTIONARY = 15  # fewer checkable words: no dictionary verdict
 _WINDOW = 40  # words per window for local (partial-page) cipher evidence
 _GOOD_HIT_RATE = 0.8  # real prose in a known language is above this
 _CIPHER_HIT_RATE = 0.35  # below this, the words are not words
+_ARABIC_CIPHER_HIT_RATE = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
 # real languages, even ones we have no dictionary for, stay above these (Polish, the lowest
 # tried: 0.82 and 0.60); 99% of random letter substitutions of pt/en/es/fr/de fall below one
-_ARABIC_CIPHER_HIT_RATE = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
 _PLAUSIBLE_BIGRAMS = 0.75
 _PLAUSIBLE_TRIGRAMS = 0.52
 _MAX_SEGMENT_TOKENS = 12  # glued-word segmentation is tried on at most this many tokens
@@ -122,7 +122,7 @@ _MAX_FLIP_TOKENS = 200  # distinct mid-word-capital tokens looked at
 class _Words:
     """Dictionary evidence over the sampled Latin words."""
 
-    checked: int = 0  # words of 3+ letters, not acronyms
+    checked: int = 0  # words of 3+ letters looked up
     hit_rate: float = 1.0
     worst_window: float = 1.0
     bigram_plausibility: float = 1.0  # share of the missed words' letter pairs real words use
@@ -140,7 +140,7 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
     """Judge one page's text: score it, name what is wrong, and say how sure we are."""
     layout = layout or PageLayout()
     nonspace = sum(map(len, text.split()))
-    draws_something = bool(layout.image_count or layout.image_area_ratio > 0 or layout.has_vector_glyphs)
+    draws_something = _draws_something(layout)
     if nonspace < 3:
         if draws_something:
             return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
@@ -238,6 +238,16 @@ def detect_language(text: str) -> str | None:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+def _draws_something(layout: PageLayout) -> bool:
+    """Whether the page draws what could hold text: a logo alone is not worth OCR.
+
+    An image count with no area means the engine did not measure the area: assume it matters.
+    """
+    if layout.has_vector_glyphs or layout.image_area_ratio >= 0.02:
+        return True
+    return layout.image_count > 0 and layout.image_area_ratio == 0.0
+
 
 def _sentence(parts: Sequence[str]) -> str:
     text = "; ".join(parts)
