@@ -405,6 +405,14 @@ def test_decoded_glyph_codes_jumping_between_scripts_are_corrupt() -> None:
     assert "script_mix" in verdict.signals
 
 
+def test_korean_with_hanja_is_korean() -> None:
+    text = ("大韓民國 憲法 第1條 대한민국은 민주공화국이다. "
+            "大韓民國의 主權은 국민에게 있고, 모든 권력은 국민으로부터 나온다. ") * 4
+    verdict = assess_text(text)
+    assert_clean(verdict)
+    assert verdict.language == "ko"
+
+
 def test_english_terms_in_a_japanese_page_are_fine() -> None:
     text = "このPDFファイルはPythonとReportLabで作成されました。" * 10
     verdict = assess_text(text)

@@ -312,17 +312,16 @@ def _dominant_script(text: str, letters: int) -> str:
         return "latin"
     counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS if name != "kana"}
     counts["latin"] = letters - non_latin
-    # a Han or kana character carries about a word: weigh it so English terms don't outvote it
-    counts["cjk"] *= 3
+    unclassified = letters - sum(counts.values())
     # Korean mixes Hanja, Japanese mixes kana and kanji: those count as one family
     if counts["hangul"] and counts["cjk"]:
         counts["hangul"] += counts.pop("cjk")
-    unclassified = letters - sum(counts.values()) + 2 * counts["cjk"] // 3
-    ranked = sorted(counts.items(), key=lambda item: -item[1])
-    outside_two = sum(n for _, n in ranked[2:])
+    # a Han or kana character carries about a word: weigh it so English terms don't outvote it
+    ranked = sorted(counts, key=lambda name: -counts[name] * (3 if name == "cjk" else 1))
+    outside_two = sum(counts[name] for name in ranked[2:])
     if letters >= 40 and (outside_two > 0.15 * letters or unclassified > 0.3 * letters):
         return "mixed"
-    return ranked[0][0]
+    return ranked[0]
 
 
 def _sample(runs: Sequence[str]) -> list[str]:
