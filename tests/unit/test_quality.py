@@ -486,3 +486,21 @@ def test_work_is_bounded_on_huge_pages() -> None:
     verdict = assess_text(page)
     assert time.perf_counter() - started < 0.5
     assert_clean(verdict)
+
+
+def test_arbitrary_text_never_breaks_the_verdict() -> None:
+    # every page of every engine goes through here: odd mixtures must give a verdict, not an error
+    rng = random.Random(11)
+    pools = ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ  \n", "0123456789.,/-()% ", "ãçéíóúÃÇÉ ",
+             "東京日本語かなカナ한국어 ", "العربية ", "русский ", "\ufffd\ue000\x01\x85 ", "(cid:12)/g12/143 ",
+             "ΑΒΓαβγ "]
+    for _ in range(150):
+        pool = "".join(rng.sample(pools, rng.randint(1, 4)))
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 2500)))
+        layout = PageLayout(image_count=rng.randint(0, 2), image_area_ratio=rng.random(),
+                            has_vector_glyphs=rng.random() < 0.2, unmapped_glyphs=rng.randint(0, 5))
+        verdict = assess_text(text, layout)
+        assert 0.0 <= verdict.score <= 1.0
+        assert 0.0 < verdict.confidence <= 1.0
+        assert verdict.suspect or not verdict.corrupt
+        assert verdict.reason
