@@ -251,6 +251,23 @@ def test_spreadsheet_rows_with_dates_and_phone_numbers_are_trusted() -> None:
     assert not verdict.suspect, verdict
 
 
+@pytest.mark.parametrize("hyphen", ["-", "\x02", "\xad"])
+def test_words_hyphenated_across_lines_are_not_split_words(hyphen: str) -> None:
+    # narrow justified columns: every line ends mid-word; pdfium marks its own hyphens with U+0002
+    words = (PT + " " + PT).split()
+    lines = []
+    for i in range(0, len(words) - 6, 6):
+        last = words[i + 5]
+        half = len(last) // 2
+        if len(last) >= 6 and last.isalpha():
+            lines.append(" ".join(words[i : i + 5]) + f" {last[:half]}{hyphen}\r\n{last[half:]}")
+        else:
+            lines.append(" ".join(words[i : i + 6]))
+    verdict = assess_text("\r\n".join(lines))
+    assert_clean(verdict)
+    assert verdict.signals == ()
+
+
 def test_table_of_contents_with_dot_leaders_is_trusted() -> None:
     toc = "\n".join(f"{i}. {title} {'.' * 40} {i * 7}" for i, title in enumerate(
         ["Introduction", "Installation", "Usage", "Calling the package", "Options", "Known bugs and improvements",

@@ -70,6 +70,8 @@ _LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
 _NUMBER_TOKEN = re.compile(
     r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\-\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
 )
+#: a word hyphenated across a line break (pdfium marks its own hyphens with U+0002)
+_LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\xad]\r?\n\s*(?=[^\W\d_])")
 #: dot leaders, rules and underlines: layout, not text
 _LEADER = re.compile(r"([^\w\s])\1{2,}")
 #: a lower->UPPER flip inside a word (the token is checked against the dictionary later)
@@ -168,7 +170,7 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
         corrupt = garbage_ratio > 0.3
     score *= (1.0 - garbage_ratio) ** 2
 
-    runs, letters, script = _letter_runs(text, nonspace)
+    runs, letters, script = _letter_runs(_join_hyphenated(text), nonspace)
     if script == "mixed":
         signals.append("script_mix")
         reasons.append("letters jump between unrelated scripts, as decoded glyph codes do")
@@ -259,6 +261,8 @@ def _garbage(text: str) -> tuple[int, int]:
     bad = chars = 0
     if _BAD_CHAR.search(text):
         bad = chars = len(_BAD_CHAR.findall(text))
+        if "\x02" in text:  # pdfium's mark for a hyphen it generated at a line break: not garbage
+            bad = chars = bad - len(_LINE_BREAK_HYPHEN.findall(text))
     if "(cid:" in text:
         found = _CID.findall(text)
         bad += len(found)
@@ -272,6 +276,13 @@ def _garbage(text: str) -> tuple[int, int]:
                 chars += len(match.group())
                 previous_end = match.end()
     return bad, chars
+
+
+def _join_hyphenated(text: str) -> str:
+    """``docu-\nmento`` -> ``documento``, so line-break hyphens don't read as split words."""
+    if "-\n" in text or "-\r\n" in text or "\x02" in text or "\xad" in text:
+        return _LINE_BREAK_HYPHEN.sub("", text)
+    return text
 
 
 def _has_leaders(text: str) -> bool:
@@ -542,7 +553,7 @@ def _apply_word_evidence(
         )
         suspect = True
         corrupt = corrupt or strong_cipher or (
-            case_cipher and (words.hit_rate < 0.45 or (words.flip_rate >= 0.1 and words.hit_rate < 0.7)))
+            case_cipher and (words.hit_rate < 0.45 or (words.flip_rate >= 0.1 and words.hit_rate < _GOOD_HIT_RATE)))
         score *= 0.5 if corrupt else 0.75
     elif glued:
         pass
