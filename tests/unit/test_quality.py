@@ -430,6 +430,18 @@ def test_korean_with_hanja_is_korean() -> None:
     assert verdict.language == "ko"
 
 
+def test_winansi_symbols_in_a_japanese_page_are_glyph_codes() -> None:
+    # pdfium on pm__kampo.pdf: a CID font without ToUnicode decodes digits to ™ — › œ Ÿ ˜
+    verdict = assess_text("平成 ™— › ™œ 日 金曜日 第 官報 ›Ÿ˜ ›\n" * 3)
+    assert verdict.suspect
+    assert "glyph_garbage" in verdict.signals
+
+
+def test_trademarks_and_czech_letters_in_latin_text_are_not_mojibake() -> None:
+    text = EN + " PowerPoint™ and Word™ are trademarks. Dvořák, Škoda, œuvre, cœur — “quoted” … • item."
+    assert_clean(assess_text(text))
+
+
 def test_english_terms_in_a_japanese_page_are_fine() -> None:
     text = "このPDFファイルはPythonとReportLabで作成されました。" * 10
     verdict = assess_text(text)

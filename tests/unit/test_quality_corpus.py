@@ -55,11 +55,16 @@ def test_pypdf_shifted_type1_garbage_is_corrupt_and_pdfium_wins(corpus_dir: Path
     assert sound.score > garbage.score + 0.5
 
 
-def test_pypdf_mojibake_of_a_cid_font_without_tounicode_is_corrupt(corpus_dir: Path) -> None:
-    # pm__kampo.pdf: vertical Japanese decoded as Telugu, Kannada, Greek... one glyph per line
-    verdict = assess_text(_pypdf_pages(corpus_dir / "files" / "pm__kampo.pdf")[0])
+def test_mojibake_of_a_cid_font_without_tounicode_is_caught(corpus_dir: Path) -> None:
+    # pm__kampo.pdf: pypdf decodes vertical Japanese as Telugu, Kannada, Greek... one glyph per
+    # line; pdfium keeps a header whose digits come out as WinAnsi symbols ('平成 ™— › ™œ 日')
+    path = corpus_dir / "files" / "pm__kampo.pdf"
+    verdict = assess_text(_pypdf_pages(path)[0])
     assert verdict.corrupt
     assert "script_mix" in verdict.signals
+    verdict = assess_text(_pdfium_pages(path)[0])
+    assert verdict.suspect
+    assert "glyph_garbage" in verdict.signals
 
 
 def test_arabic_with_a_wrong_tounicode_map_is_suspect(corpus_dir: Path) -> None:

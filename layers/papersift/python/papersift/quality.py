@@ -63,6 +63,10 @@ _SLASH_GLYPH = re.compile(
     r"/(?:(?:g|G|glyph|index|cid)\d+|uni[0-9A-Fa-f]{4,6}"
     r"|[a-z]+\.(?:os|sc|alt|oldstyle|lf|tf|sups|sinf|swash|ss\d\d)\b|\d{1,3}(?![\d/.,]))"
 )
+#: WinAnsi symbols that glyph codes decode to when a CJK or other non-Latin font has no
+#: ToUnicode (pdfium on pm__kampo.pdf: '平成 ™— › ™œ 日'); on a Latin page only clusters count
+_MOJIBAKE = re.compile(r"[ƒˆ‰‹›˜Ÿ™œšžŒŠŽ†‡‚„]")
+_MOJIBAKE_CLUSTER = re.compile(r"[ƒˆ‰‹›˜Ÿ]{2,}")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 _ASCII_LETTER_RUN = re.compile(r"[A-Za-z]+")
 _LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
@@ -171,6 +175,16 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
     score *= (1.0 - garbage_ratio) ** 2
 
     runs, letters, script = _letter_runs(_join_hyphenated(text), nonspace)
+    mojibake = _mojibake(text, script)
+    if mojibake:
+        glyph_ratio = mojibake / max(glyphs, 1)
+        if mojibake >= 3 and glyph_ratio >= 0.03:
+            signals.append("glyph_garbage")
+            reasons.append(f"{glyph_ratio:.0%} of glyphs decode to stray WinAnsi symbols (™›œŸ˜), as codes of a font "
+                           "without ToUnicode do")
+            suspect = True
+            corrupt = corrupt or glyph_ratio > 0.3
+            score *= (1.0 - glyph_ratio) ** 2
     if script == "mixed":
         signals.append("script_mix")
         reasons.append("letters jump between unrelated scripts, as decoded glyph codes do")
@@ -276,6 +290,15 @@ def _garbage(text: str) -> tuple[int, int]:
                 chars += len(match.group())
                 previous_end = match.end()
     return bad, chars
+
+
+def _mojibake(text: str, script: str) -> int:
+    """Glyphs decoded to stray WinAnsi symbols; only clusters count on a Latin page (™, š, œ are real there)."""
+    if text.isascii():
+        return 0
+    if script == "latin":
+        return sum(map(len, _MOJIBAKE_CLUSTER.findall(text)))
+    return len(_MOJIBAKE.findall(text))
 
 
 def _join_hyphenated(text: str) -> str:
