@@ -93,7 +93,7 @@ def main(out: Path) -> None:
         "scanned-memo.pdf": scanned_pdf(),
         "ata-abertura.docx": minutes_docx(),
         "budget.xlsx": budget_xlsx(),
-        "release-notes-utf16.txt": "Release notes\nOCR is only used where the text layer is missing.\n".encode("utf-16"),
+        "release-notes-utf16.txt": "Release notes\nOCR runs only where the text layer is missing.\n".encode("utf-16"),
         "broken.pdf": tender_pdf(2)[:700],
         "empty.txt": b"",
         "firmware.bin": bytes(range(256)) * 16,

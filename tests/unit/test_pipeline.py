@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from papersift.pipeline import (
     assemble_document,
     decode_options,

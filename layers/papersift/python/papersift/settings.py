@@ -76,7 +76,8 @@ class Settings:
         if self.ocr_mode not in OCR_MODES:
             raise SettingsError(f"setting ocr_mode must be one of {', '.join(OCR_MODES)}; got {self.ocr_mode!r}")
         if not self.ocr_languages or not all(lang.isalnum() or "_" in lang for lang in self.ocr_languages):
-            raise SettingsError(f"setting ocr_languages must be Tesseract codes like eng, por; got {self.ocr_languages!r}")
+            raise SettingsError(
+                f"setting ocr_languages must be Tesseract codes like eng, por; got {self.ocr_languages!r}")
         for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"setting {name} must not be negative, got {getattr(self, name)!r}")
