@@ -196,19 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     header = ["# Archive wall time and memory", "", *machine(sys.argv), f"- input: {describe_archive(archive)}"]
     print("\n".join(header))
     commands = [args.only] if args.only else ["extract", "run"]
-    runs: list[Run] = []
-    for command in commands:
-        print(f"  papersift {command} ...", file=sys.stderr, flush=True)
-        runs.append(measure(command, archive, args.timeout))
-
     print("\n| command | exit | wall s | members processed | member statuses | archive status | peak RSS MB |")
-    print("|---|---:|---:|---:|---|---|---:|")
-    for r in runs:
+    print("|---|---:|---:|---:|---|---|---:|", flush=True)
+    runs: list[Run] = []
+    for command in commands:  # each row as soon as it is measured: `run` can take long
+        print(f"  papersift {command} ...", file=sys.stderr, flush=True)
+        r = measure(command, archive, args.timeout)
+        runs.append(r)
         statuses = ", ".join(f"{s} {n}" for s, n in sorted(r.members.items())) or "-"
         processed = sum(n for s, n in r.members.items() if s not in FAILED_MEMBER)
         print(
             f"| papersift {r.command} | {r.exit_code} | {r.seconds:.1f} | {processed} of {args.members} | {statuses} "
-            f"| {r.archive_status} | {r.peak_rss_mb:.0f} |"
+            f"| {r.archive_status} | {r.peak_rss_mb:.0f} |",
+            flush=True,
         )
     for r in runs:
         processed = sum(n for s, n in r.members.items() if s not in FAILED_MEMBER)
