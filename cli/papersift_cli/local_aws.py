@@ -40,6 +40,8 @@ ACCOUNT_ID = "123456789012"
 
 #: short name -> ``functions/<dir>``; the names the stack gives them, minus the stack prefix
 FUNCTIONS: tuple[str, ...] = ("ingest", "plan", "extract", "assemble", "unpack")
+#: functions that call pdfium (page counts, text layers): run one at a time in this process
+PDFIUM_FUNCTIONS = frozenset({"plan", "extract"})
 #: the workflow placeholders each function fills
 PLACEHOLDERS: Mapping[str, str] = {
     "plan": "PlanFunctionArn",
@@ -189,6 +191,7 @@ class LocalAws:
         self._clients: dict[str, Any] = {}
         self._execution_inputs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._pdfium_lock = threading.Lock()
         self._open = False
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -365,7 +368,13 @@ class LocalAws:
             handler = self.handlers.get(name)
             if handler is None:
                 raise LookupError(f"no handler for function {function_name}: functions/{name}/app.py is missing")
-            result = handler(event, context)
+            if name in PDFIUM_FUNCTIONS:
+                # pdfium is not thread-safe and moto runs Map iterations in threads of this one
+                # process; in Lambda every invocation has a process of its own
+                with self._pdfium_lock:
+                    result = handler(event, context)
+            else:
+                result = handler(event, context)
             payload = json.dumps(result, default=str)
             outcome = "ok"
         except Exception as exc:
@@ -389,7 +398,7 @@ class LocalAws:
         from botocore.config import Config
 
         if service not in self._clients:
-            self._clients[service] = boto3.client(
+            self._clients[service] = boto3.client(  # type: ignore[call-overload]  # service chosen at run time
                 service,
                 endpoint_url=self.endpoint_url,
                 region_name=REGION,
