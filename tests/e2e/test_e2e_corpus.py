@@ -16,10 +16,7 @@ pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 CATEGORIES = ("native_pdf", "docx", "xlsx", "txt")
 #: files the extractors do not get right yet, with why; a file here that starts passing fails the
 #: test too, so the list only shrinks
-KNOWN_GAPS = {
-    "sf__habibi-rotated.pdf": "pdfium emits the Arabic word in visual (reversed) order",
-    "pj__issue10900.pdf": "a table stored column by column needs layout-ordered text (pdftotext -layout)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _scorer(corpus_dir: Path) -> ModuleType:

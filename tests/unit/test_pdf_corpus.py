@@ -23,9 +23,7 @@ CATEGORIES = {"native_pdf", "encrypted_pdf", "broken_font_pdf", "corrupt"}
 
 #: files whose phrase needs something this layer cannot give (yet), with the reason
 KNOWN_GAPS = {
-    "pj__issue10900.pdf": "numeric table stored column by column: needs pdftotext -layout row order",
     "dl__right_to_left_02.pdf": "wrong ToUnicode map in the file itself: needs Arabic OCR",
-    "sf__habibi-rotated.pdf": "pdfium emits this Arabic in visual order; pypdf and pdfminer give logical order",
     "pm__kampo.pdf": "pdfium's mojibake must be flagged by the quality detector before pdfminer gets a turn",
 }
 

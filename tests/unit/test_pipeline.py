@@ -176,3 +176,12 @@ def test_encrypted_zip_is_reported_encrypted_without_a_password_and_opens_with_o
     report = process_document(store, key, Settings())
     assert report.status == "clean"
     assert "sealed bid" in store.get(f"results/{report.doc_id}/text.txt").decode()
+
+
+def test_archive_of_empty_members_is_empty_with_no_text(tmp_path):
+    import bz2
+
+    store, key = _store_with(tmp_path, "empty-file.txt.bz2", bz2.compress(b""))
+    report = process_document(store, key, Settings())
+    assert report.status == "empty" and [m.status for m in report.members] == ["empty"]
+    assert store.get(f"results/{report.doc_id}/text.txt") == b""

@@ -253,13 +253,17 @@ class PdfHandle:
             self._plumber = pdfplumber.open(io.BytesIO(self.data), password=self.password.decode("latin-1"))
         return self._plumber
 
-    def _pdftotext(self, number: int) -> str:
+    def layout_text(self, number: int) -> str:
+        """poppler's text of one page in visual row order (``-layout``)."""
+        return self._pdftotext(number, "-layout")
+
+    def _pdftotext(self, number: int, *options: str) -> str:
         if self._tmpdir is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="papersift-pdf-")
             with open(os.path.join(self._tmpdir.name, "in.pdf"), "wb") as fh:
                 fh.write(self.data)
         path = os.path.join(self._tmpdir.name, "in.pdf")
-        args: list[str | bytes] = ["pdftotext", "-q", "-enc", "UTF-8", "-f", str(number), "-l", str(number)]
+        args: list[str | bytes] = ["pdftotext", "-q", *options, "-enc", "UTF-8", "-f", str(number), "-l", str(number)]
         if self.password:
             args += ["-upw", self.password]
         args += [path, "-"]

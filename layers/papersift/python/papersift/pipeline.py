@@ -361,8 +361,9 @@ def _assemble_archive(store: ObjectStore, request: Mapping[str, Any], plan: Mapp
             report.char_count += member_report.char_count
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
-            texts.append(member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8"))
-            markdown.append(f"## {member.path}\n\n" + store.get(member_prefix + "document.md").decode("utf-8"))
+            if member_report.char_count:  # a member without text adds no tag line, only its entry
+                texts.append(member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8"))
+                markdown.append(f"## {member.path}\n\n" + store.get(member_prefix + "document.md").decode("utf-8"))
         elif member.doc_id:
             member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
         report.members.append(member)
@@ -388,6 +389,8 @@ def _archive_verdict(unpacked: Mapping[str, Any], members: list[MemberReport]) -
         return str(status), archive_reason or f"no member could be extracted ({len(members)} listed)"
     untrusted = [m for m in documents if m.status not in ("clean", "partially_recovered")]
     not_extracted = [m for m in members if not m.doc_id and m.status not in _UNPACK_ONLY]
+    if archive_status == "ok" and not not_extracted and all(m.status == "empty" for m in documents):
+        return str(DocumentStatus.EMPTY), f"every member ({len(documents)}) is empty"
     problems = [f"{m.path}: {m.status}" for m in (*untrusted, *not_extracted)]
     if archive_status != "ok":
         problems.insert(0, f"archive {archive_status}: {archive_reason}")

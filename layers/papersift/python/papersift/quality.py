@@ -501,7 +501,7 @@ def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
     counts = [sum(n for mask, n in masks.items() if mask and mask >> bit & 1) for bit in range(len(LANGUAGES))]
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
     return LANGUAGES[best] if counts[best] >= max(3, 0.25 * len(sample)) else None
-def _arabic_hit_rate(text: str) -> tuple[float, int]:
+def arabic_word_share(text: str) -> tuple[float, int]:
     """Share of Arabic words (2+ letters, presentation forms folded) in the word list."""
     known = arabic_words()
     words = [w for w in _ARABIC_WORD.findall(unicodedata.normalize("NFKC", text)) if len(w) > 1]
@@ -523,7 +523,7 @@ def _apply_arabic_evidence(
     text: str, score: float, confidence: float, suspect: bool, corrupt: bool,
     signals: list[str], reasons: list[str],
 ) -> tuple[float, float, bool, bool]:
-    hit_rate, checked = _arabic_hit_rate(text)
+    hit_rate, checked = arabic_word_share(text)
     if checked < _MIN_WORDS_FOR_DICTIONARY:
         return score, confidence * 0.7, suspect, corrupt
     if hit_rate < _ARABIC_CIPHER_HIT_RATE:

@@ -9,7 +9,10 @@ worse text, and partly readable text is kept rather than thrown away.
 
 from __future__ import annotations
 
+import re
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,7 +24,7 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.quality import PageLayout, TextVerdict, assess_text
+from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 
@@ -101,6 +104,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         if rung > 0 and not _wants_next_rung(work):
             break
         _try_engine(handle, engine, number, rung, work)
+    _fix_reading_order(handle, number, work)
     status, reason = _status(work, settings)
     best = work.best
     text = normalise_text(strip_controls(best.text)) if best is not None and status != PageStatus.FAILED else ""
@@ -157,6 +161,74 @@ def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _P
     candidate = _Candidate(engine=engine, text=text, verdict=verdict, rung=rung)
     if _better(candidate, work.best):
         work.best = candidate
+
+
+# -- reading order ------------------------------------------------------------------------
+#
+# Content-stream order is not reading order in two common cases that no verdict can see,
+# because every word is right: right-to-left script that the PDF stores in visual order
+# (pdfium then returns each Arabic word reversed), and tables stored column by column.
+# Both are checked only on trusted pdfium text of the right shape, so clean Latin prose
+# never pays for them.
+
+_ARABIC_LETTER = re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
+_NUMBER = re.compile(r"[-+(]?\d[\d.,]*%?\)?x?")
+
+
+def _fix_reading_order(handle: PdfHandle, number: int, work: _PageWork) -> None:
+    best = work.best
+    if best is None or best.engine != "pdfium" or best.verdict.suspect or not best.text.strip():
+        return
+    letters = sum(ch.isalpha() for ch in best.text)
+    if letters and len(_ARABIC_LETTER.findall(best.text)) > letters / 2:
+        _prefer_logical_rtl(handle, number, work, best)
+    elif _is_numeric_grid(best.text) and "pdftotext" in handle.engines:
+        _prefer_visual_rows(handle, number, work, best)
+
+
+def _prefer_logical_rtl(handle: PdfHandle, number: int, work: _PageWork, best: _Candidate) -> None:
+    """Take pypdf's text when more of its Arabic words are words: pdfium's come out reversed."""
+    text = _reorder_attempt(handle, number, work, "pypdf", lambda: handle.text("pypdf", number)[0])
+    if text is None:
+        return
+    verdict = assess_text(text, work.layout)
+    share, checked = arabic_word_share(text)
+    if checked and share > arabic_word_share(best.text)[0] and not verdict.suspect:
+        signals = (*verdict.signals, "rtl_visual_order")
+        work.best = _Candidate("pypdf", text, replace(verdict, signals=signals), best.rung)
+
+
+def _reorder_attempt(handle: PdfHandle, number: int, work: _PageWork, engine: str,
+                     read: Callable[[], str]) -> str | None:
+    started = time.perf_counter()
+    try:
+        text = normalise_text(read())
+    except Exception as exc:
+        record = ErrorRecord.from_exception(exc, engine=engine, page=number)
+        work.errors.append(record)
+        work.attempts.append(EngineAttempt(engine=engine, chars=0, score=0.0, seconds=_since(started),
+                                           error=record.reason))
+        return None
+    work.attempts.append(EngineAttempt(engine=engine, chars=len(text), score=0.0, seconds=_since(started),
+                                       signals=["reading_order_check"]))
+    return text
+
+
+def _is_numeric_grid(text: str) -> bool:
+    tokens = text.split()
+    numbers = sum(bool(_NUMBER.fullmatch(t)) for t in tokens)
+    return len(tokens) >= 12 and numbers / len(tokens) > 0.7
+
+
+def _prefer_visual_rows(handle: PdfHandle, number: int, work: _PageWork, best: _Candidate) -> None:
+    """A grid of numbers reads by rows: take poppler's -layout text when it holds exactly
+    the same tokens as pdfium's (only their order differs)."""
+    text = _reorder_attempt(handle, number, work, "pdftotext-layout", lambda: handle.layout_text(number))
+    if text is None or Counter(text.split()) != Counter(best.text.split()) or text.split() == best.text.split():
+        return
+    verdict = assess_text(text, work.layout)
+    work.best = _Candidate("pdftotext-layout", text, replace(verdict, signals=(*verdict.signals, "row_order")),
+                           best.rung)
 
 
 #: share of visible characters that are unmapped glyph codes above which text is not trusted
