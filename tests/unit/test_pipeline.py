@@ -185,3 +185,16 @@ def test_archive_of_empty_members_is_empty_with_no_text(tmp_path):
     report = process_document(store, key, Settings())
     assert report.status == "empty" and [m.status for m in report.members] == ["empty"]
     assert store.get(f"results/{report.doc_id}/text.txt") == b""
+
+
+def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path):
+    original = "A sessão pública de licitação será às 10h.\n"
+    store, key = _store_with(tmp_path, "ata.txt", original.encode(), {"clean_text": True})
+    report = process_document(store, key, Settings())
+    assert store.get(f"results/{report.doc_id}/text.txt").decode().startswith("A sessão pública de licitação")
+    cleaned = store.get(f"results/{report.doc_id}/text.clean.txt").decode()
+    assert "sessao publica" in cleaned and "licitacao" in cleaned, "accents folded"
+    assert " de " not in f" {cleaned} ", "Portuguese stopwords removed"
+    store, key = _store_with(tmp_path / "plain", "ata.txt", original.encode())
+    report = process_document(store, key, Settings())
+    assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"

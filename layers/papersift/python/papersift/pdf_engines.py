@@ -31,6 +31,9 @@ ENGINE_ORDER = ("pdfium", "pypdf", "pdfplumber", "pdftotext")
 
 #: a page with this many vector paths and no text may draw its text as outlines
 VECTOR_GLYPH_PATHS = 100
+#: pages with at least this many non-space characters are not probed for images and paths:
+#: quality.assess_text consults the layout only below 200 (near-empty or image-only pages)
+PROBE_TEXT_CHARS = 200
 #: form XObjects nest; deeper than this is not worth walking for a layout probe
 MAX_FORM_DEPTH = 4
 PDFTOTEXT_TIMEOUT_SECONDS = 60
@@ -78,7 +81,7 @@ def count_unmapped(text: str) -> int:
 @dataclass(frozen=True)
 class LayoutProbe:
     layout: PageLayout
-    text_objects: int
+    text_objects: int | None  # None: not probed (the page has plenty of text)
 
 
 def _open_pdfium(data: bytes, password: bytes) -> pdfium.PdfDocument:
@@ -234,6 +237,10 @@ class PdfHandle:
                     text = bytes(buffer).decode("utf-16-le", errors="ignore")
             finally:
                 c.FPDFText_ClosePage(textpage)
+            if len(text) > PROBE_TEXT_CHARS and sum(map(len, text.split())) >= PROBE_TEXT_CHARS:
+                # the verdict reads the layout only for pages with little text (scans, images of
+                # text): a page of prose skips the object walk
+                return text, LayoutProbe(layout=PageLayout(), text_objects=None)
             return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
         finally:
             c.FPDF_ClosePage(page)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from papersift import __version__, archives, formats
+from papersift import __version__, archives, cleaning, formats
 from papersift.content import PageContent
 from papersift.errors import (
     EmptyInputError,
@@ -139,6 +139,7 @@ def plan_document(store: ObjectStore, request: Mapping[str, Any], settings: Sett
         if len(data) > doc_settings.max_file_bytes:
             raise LimitExceededError(
                 f"file is {len(data)} bytes, over max_file_bytes={doc_settings.max_file_bytes}")
+        plan["clean_text"] = doc_settings.clean_text  # assemble never reads the source again
         file_type = sniff(data, plan["source_name"])
         plan.update(kind=file_type.kind, mime=file_type.mime, detected_by=file_type.detected_by)
         if file_type.kind == "empty":
@@ -301,6 +302,7 @@ def assemble_document(store: ObjectStore, request: Mapping[str, Any], settings: 
     report.timings = {"plan": float(plan.get("seconds", 0.0)),
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     write_results(store, report, pages)
+    _write_clean_text(store, report.doc_id, "\f".join(p.text for p in pages), plan, settings)
     return _finish(store, report, started)
 
 
@@ -371,7 +373,16 @@ def _assemble_archive(store: ObjectStore, request: Mapping[str, Any], plan: Mapp
     prefix = results_prefix(doc_id)
     store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")
     store.put(prefix + "document.md", "\n\n".join(markdown).encode("utf-8"), "text/markdown; charset=utf-8")
+    _write_clean_text(store, doc_id, "\n\n".join(texts), plan, settings)
     return _finish(store, report, started)
+
+
+def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Mapping[str, Any], settings: Settings) -> None:
+    """text.clean.txt for indexing (accents folded, pt/en/es stopwords and noise removed);
+    text.txt itself is never altered."""
+    if plan.get("clean_text", settings.clean_text):
+        cleaned = cleaning.clean_text(text, remove_stopwords=True)
+        store.put(results_prefix(doc_id) + "text.clean.txt", cleaned.encode("utf-8"), "text/plain; charset=utf-8")
 
 
 #: member statuses of archives.MemberStatus that mean "processed as a document"

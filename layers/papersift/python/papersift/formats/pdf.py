@@ -171,7 +171,6 @@ def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _P
 # Both are checked only on trusted pdfium text of the right shape, so clean Latin prose
 # never pays for them.
 
-_ARABIC_LETTER = re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
 _NUMBER = re.compile(r"[-+(]?\d[\d.,]*%?\)?x?")
 
 
@@ -179,10 +178,11 @@ def _fix_reading_order(handle: PdfHandle, number: int, work: _PageWork) -> None:
     best = work.best
     if best is None or best.engine != "pdfium" or best.verdict.suspect or not best.text.strip():
         return
-    letters = sum(ch.isalpha() for ch in best.text)
-    if letters and len(_ARABIC_LETTER.findall(best.text)) > letters / 2:
+    # the verdict already knows the page's language: prose in a dictionary language (the
+    # common case) costs nothing here
+    if best.verdict.language == "ar":
         _prefer_logical_rtl(handle, number, work, best)
-    elif _is_numeric_grid(best.text) and "pdftotext" in handle.engines:
+    elif best.verdict.language is None and "pdftotext" in handle.engines and _is_numeric_grid(best.text):
         _prefer_visual_rows(handle, number, work, best)
 
 
