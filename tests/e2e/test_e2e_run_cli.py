@@ -116,3 +116,13 @@ def test_a_missing_input_path_is_a_usage_error(tmp_path: Path) -> None:
 def test_inputs_with_the_same_name_get_stable_distinct_output_folders() -> None:
     names = unique_names([Path("a/report.pdf"), Path("b/report.pdf"), Path("c/report.pdf"), Path("d/x.txt")])
     assert names == ["report.pdf", "report-2.pdf", "report-3.pdf", "x.txt"]
+
+
+def test_clean_option_writes_cleaned_text_beside_the_untouched_original(tmp_path: Path) -> None:
+    source = tmp_path / "ata.txt"
+    source.write_text("A sessão pública de licitação começou às 10h.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(source), "--out", str(out), "--clean", "--quiet"]) == 0
+    assert (out / "ata.txt" / "text.txt").read_text(encoding="utf-8").startswith("A sessão pública de licitação")
+    cleaned = (out / "ata.txt" / "text.clean.txt").read_text(encoding="utf-8")
+    assert "sessao publica" in cleaned and "licitacao" in cleaned

@@ -1,0 +1,27 @@
+"""A text layer that keeps word shape but maps glyphs to the wrong letters: the case that
+gets indexed and trusted when nobody checks it."""
+
+from __future__ import annotations
+
+import pdf_factory
+
+from papersift.formats import pdf
+from papersift.settings import Settings
+
+PARAGRAPH = (
+    "The quarterly report shows revenue growth in every region of the company",
+    "and the board approved the budget for the new warehouse in the north",
+    "while the audit committee asked for a review of the travel expenses",
+    "before the annual meeting of the shareholders in the spring of next year",
+)
+
+
+def test_cipher_shaped_text_layer_is_never_clean_and_names_the_cipher():
+    data = pdf_factory.shifted_font_pdf(PARAGRAPH, shift=3)
+    (page,) = pdf.extract_pages(data, Settings(), 1, 1)
+    assert page.report.status != "clean", page.report.reason
+    every_engine_signals = {s for attempt in page.report.attempts for s in attempt.signals}
+    assert "cipher" in every_engine_signals
+    assert page.report.status in ("needs_ocr", "corrupt_unrecoverable", "recovered")
+    if page.report.status != "recovered":
+        assert "quarterly" not in page.text, "no engine can decode it: the page is not trusted"
