@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import importlib.util
 import io
 import zipfile
-from pathlib import Path
-from types import ModuleType
 
 import docx
 import openpyxl
 import pytest
+from corpus_cases import CORPUS, manifest_rows, phrase_ok
 from lxml import etree
 
 from papersift.errors import CorruptInputError, EncryptedInputError
@@ -21,7 +18,6 @@ from papersift.formats.office import extract_docx, extract_pptx, extract_xlsx
 from papersift.settings import Settings
 from papersift.sniff import sniff
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 SETTINGS = Settings()
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 WPS = "http://schemas.microsoft.com/office/word/2010/wordprocessingShape"
@@ -327,29 +323,16 @@ def test_truncated_pptx_is_corrupt() -> None:
 # -- corpus ----------------------------------------------------------------------------------
 
 
-def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_score", CORPUS / "score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _office_rows() -> list[dict[str, str]]:
-    if not (CORPUS / "MANIFEST.tsv").exists():
-        return []
-    with (CORPUS / "MANIFEST.tsv").open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return [r for r in rows if r["out_name"].endswith((".docx", ".xlsx", ".xlsm", ".pptx"))]
-
-
 @pytest.mark.corpus
 @pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="shared corpus not present")
-@pytest.mark.parametrize("row", _office_rows(), ids=lambda r: r["out_name"])
+@pytest.mark.parametrize(
+    "row", manifest_rows(lambda r: r["out_name"].endswith((".docx", ".xlsx", ".xlsm", ".pptx"))),
+    ids=lambda r: r["out_name"],
+)
 def test_corpus_office_file_yields_its_expected_phrase(row: dict[str, str]) -> None:
     data = (CORPUS / "files" / row["out_name"]).read_bytes()
     file_type = sniff(data, row["out_name"])
     # encrypted OOXML (sniffed as ole-encrypted) opens with the manifest's password, given verbatim
     settings = SETTINGS.replace(passwords=(row["password"],)) if row["password"] else SETTINGS
     units = extract_units(data, file_type, settings)
-    assert _scorer().phrase_ok(row["expected"], "\n".join(u.text for u in units))
+    assert phrase_ok(row["expected"], "\n".join(u.text for u in units))

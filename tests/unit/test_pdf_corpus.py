@@ -6,19 +6,16 @@ phrases are matched with the corpus's own scorer so both sides normalise the sam
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from corpus_cases import CORPUS, manifest_rows, phrase_ok
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import count_pages, extract_units
 from papersift.settings import Settings
 from papersift.sniff import sniff
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 CATEGORIES = {"native_pdf", "encrypted_pdf", "broken_font_pdf", "corrupt"}
 
 #: files whose phrase needs something this layer cannot give (yet), with the reason
@@ -33,26 +30,11 @@ pytestmark = [
 ]
 
 
-def _rows() -> list[dict[str, str]]:
-    if not (CORPUS / "MANIFEST.tsv").exists():
-        return []
-    lines = (CORPUS / "MANIFEST.tsv").read_text(encoding="utf-8").split("\n")
-    header = lines[0].split("\t")
-    rows = [dict(zip(header, line.split("\t"), strict=False)) for line in lines[1:] if line.strip()]
-    return [r for r in rows if r["category"] in CATEGORIES and r["out_name"].lower().endswith(".pdf")]
-
-
-def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_score", CORPUS / "score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _params() -> list[Any]:
     params = []
-    for row in _rows():
+    for row in manifest_rows(
+        lambda r: r["category"] in CATEGORIES and r["out_name"].lower().endswith(".pdf")
+    ):
         marks = (
             [pytest.mark.xfail(reason=KNOWN_GAPS[row["out_name"]], strict=False)]
             if row["out_name"] in KNOWN_GAPS
@@ -78,6 +60,6 @@ def test_corpus_pdf_meets_its_expectation(row: dict[str, str]) -> None:
         return
     pages = extract_units(data, file_type, settings)
     text = "\n".join(page.text for page in pages)
-    assert _scorer().phrase_ok(expected, text), f"{expected!r} not in {text[:300]!r}"
+    assert phrase_ok(expected, text), f"{expected!r} not in {text[:300]!r}"
     if row["category"] == "native_pdf":
         assert not any(p.report.status == "corrupt_unrecoverable" for p in pages)

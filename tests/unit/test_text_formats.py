@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import codecs
-import csv
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from corpus_cases import CORPUS, manifest_rows, phrase_ok
 
 from papersift.formats import extract_units, text
 from papersift.formats.text import decode_text, extract_delimited, extract_json, extract_plain_text
 from papersift.settings import Settings
 from papersift.sniff import sniff
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 SETTINGS = Settings()
 SAMPLE = "Hamburgers are delicious.\nCafé crème, 3 € — naïve.\n"
 
@@ -157,26 +153,14 @@ def test_dispatch_runs_text_kinds_through_extract_units() -> None:
 # -- corpus ----------------------------------------------------------------------------------
 
 
-def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_score", CORPUS / "score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _text_rows() -> list[dict[str, str]]:
-    if not (CORPUS / "MANIFEST.tsv").exists():
-        return []
-    with (CORPUS / "MANIFEST.tsv").open(encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return [r for r in rows if r["category"] == "txt" or r["out_name"] == "us__file_we_dont_want_imported"]
-
-
 @pytest.mark.corpus
 @pytest.mark.skipif(not (CORPUS / "MANIFEST.tsv").exists(), reason="shared corpus not present")
-@pytest.mark.parametrize("row", _text_rows(), ids=lambda r: r["out_name"])
+@pytest.mark.parametrize(
+    "row",
+    manifest_rows(lambda r: r["category"] == "txt" or r["out_name"] == "us__file_we_dont_want_imported"),
+    ids=lambda r: r["out_name"],
+)
 def test_corpus_text_file_yields_its_expected_phrase(row: dict[str, str]) -> None:
     data = (CORPUS / "files" / row["out_name"]).read_bytes()
     units = extract_units(data, sniff(data, row["out_name"]), SETTINGS)
-    assert _scorer().phrase_ok(row["expected"], "\n".join(u.text for u in units)), units[0].report.reason
+    assert phrase_ok(row["expected"], "\n".join(u.text for u in units)), units[0].report.reason
