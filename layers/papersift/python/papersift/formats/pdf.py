@@ -85,6 +85,10 @@ def _better(new: _Candidate, old: _Candidate | None) -> bool:
     return new.verdict.score > old.verdict.score
 
 
+#: a page whose images cover this share of it, with no text, is a scan: only OCR can read it
+SCAN_IMAGE_AREA = 0.5
+
+
 def _wants_next_rung(work: _PageWork) -> bool:
     best = work.best
     if best is None:
@@ -93,8 +97,11 @@ def _wants_next_rung(work: _PageWork) -> bool:
         return True
     if not best.verdict.suspect:
         return False
-    # no text objects at all on a drawn page (a scan): no other engine can find a text layer
-    return not (work.text_objects == 0 and not best.text.strip())
+    # no text on a page that is a picture (no text objects, or a full-page image: a scan,
+    # perhaps with an empty invisible layer): no other engine can find a text layer
+    if not best.text.strip() and (work.text_objects == 0 or work.layout.image_area_ratio >= SCAN_IMAGE_AREA):
+        return False
+    return True
 
 
 def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageContent:
