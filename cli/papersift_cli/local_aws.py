@@ -579,14 +579,14 @@ class LocalAws:
         return self.pending_messages() > 0
 
     def outcomes(self, keys: Sequence[str]) -> list[DocumentOutcome]:
-        """What happened to each dropped key (and its archive members), from executions and DynamoDB."""
+        """What happened to each dropped key, from its execution and DynamoDB; archive members
+        (processed inside the archive's own execution) from their items' parent_doc_id."""
         executions = self.executions()
         items = self.items()
-        by_parent: dict[str, list[dict[str, Any]]] = {}
-        for execution in executions:
-            parent = execution["input"].get("parent_doc_id")
-            if parent:
-                by_parent.setdefault(parent, []).append(execution)
+        members_of: dict[str, list[dict[str, Any]]] = {}
+        for item in items.values():
+            if item.get("parent_doc_id"):
+                members_of.setdefault(str(item["parent_doc_id"]), []).append(item)
         outcomes: list[DocumentOutcome] = []
         for key in keys:
             mine = [e for e in executions if e["input"].get("key") == key and not e["input"].get("parent_doc_id")]
@@ -595,34 +595,28 @@ class LocalAws:
             if not mine:
                 outcomes.append(DocumentOutcome(key, source_name, None, None, None, 0.0))
                 continue
-            outcomes.append(self._outcome(mine[-1], items, by_parent, source_name, depth=0))
+            execution = mine[-1]
+            doc_id = execution["input"].get("doc_id")
+            stop = execution.get("stopDate")
+            outcome = DocumentOutcome(
+                key=key,
+                source_name=source_name,
+                doc_id=doc_id,
+                execution_status=execution["status"],
+                item=items.get(doc_id or ""),
+                seconds=(stop - execution["startDate"]).total_seconds() if stop else 0.0,
+            )
+            for member in sorted(members_of.get(doc_id or "", []), key=lambda i: str(i.get("archive_path", ""))):
+                outcome.members.append(DocumentOutcome(
+                    key=str(member.get("source_key", "")),
+                    source_name=str(member.get("archive_path") or member.get("source_name") or ""),
+                    doc_id=str(member["doc_id"]),
+                    execution_status=execution["status"],
+                    item=member,
+                    seconds=0.0,
+                ))
+            outcomes.append(outcome)
         return outcomes
-
-    def _outcome(
-        self,
-        execution: dict[str, Any],
-        items: Mapping[str, dict[str, Any]],
-        by_parent: Mapping[str, list[dict[str, Any]]],
-        source_name: str,
-        depth: int,
-    ) -> DocumentOutcome:
-        doc_id = execution["input"].get("doc_id")
-        stop = execution.get("stopDate")
-        seconds = (stop - execution["startDate"]).total_seconds() if stop else 0.0
-        outcome = DocumentOutcome(
-            key=execution["input"].get("key", ""),
-            source_name=source_name,
-            doc_id=doc_id,
-            execution_status=execution["status"],
-            item=items.get(doc_id or ""),
-            seconds=seconds,
-        )
-        if doc_id and depth < 16:
-            children = sorted(by_parent.get(doc_id, []), key=lambda e: str(e["input"].get("archive_path", "")))
-            for child in children:
-                name = str(child["input"].get("archive_path") or child["input"].get("source_name") or "")
-                outcome.members.append(self._outcome(child, items, by_parent, name, depth + 1))
-        return outcome
 
     def items(self) -> dict[str, dict[str, Any]]:
         from boto3.dynamodb.types import TypeDeserializer

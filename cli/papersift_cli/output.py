@@ -67,16 +67,6 @@ class FileResult:
     def text(self) -> str:
         return self.files.get("text.txt", b"").decode("utf-8", errors="replace")
 
-    def all_text(self) -> str:
-        """Own text followed by every member's, so an archive's phrase is found in one file."""
-        parts = [self.text] if self.text else []
-        for member in self.members:
-            member_text = member.all_text()
-            if member_text:
-                parts.append(f"\n\n--- {member.name} ---\n{member_text}")
-        return "".join(parts)
-
-
 def unique_names(paths: Sequence[Path]) -> list[str]:
     """Output names by input file name; a repeated name gets a stable -2, -3... by input order."""
     taken: set[str] = set()
@@ -112,9 +102,10 @@ def write_folder(result: FileResult, out_dir: Path) -> Path:
 
 
 def write_flat(result: FileResult, out_dir: Path) -> None:
-    """DIR/<name>.txt + DIR/<name>.status (+ .report.json): the layout the corpus scorer reads."""
+    """DIR/<name>.txt + DIR/<name>.status (+ .report.json): the layout the corpus scorer reads.
+    An archive's text.txt already holds its members' text, each under a tag line."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{result.name}.txt").write_text(result.all_text(), encoding="utf-8")
+    (out_dir / f"{result.name}.txt").write_text(result.text, encoding="utf-8")
     (out_dir / f"{result.name}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
     if "report.json" in result.files:
         (out_dir / f"{result.name}.report.json").write_bytes(result.files["report.json"])
