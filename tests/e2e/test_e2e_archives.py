@@ -161,11 +161,12 @@ def test_archive_members_get_their_own_output_folders_and_count_in_the_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "anexos.zip"
-    source.write_bytes(zip_bytes({"anexos/leia-me.txt": "Anexos do edital 12/2026.\n".encode(),
+    source.write_bytes(zip_bytes({"anexos/leia-me.txt": b"Anexos do edital 12/2026.\n",
                                   "anexos/nota.txt": "Nota técnica sobre o lote 2.\n".encode()}))
     out = tmp_path / "out"
     assert main(["run", str(source), "--out", str(out)]) == 0
     member = out / "anexos.zip" / "members" / "anexos" / "nota.txt"
     assert (member / "text.txt").read_text(encoding="utf-8").startswith("Nota técnica")
-    assert json.loads((member / "report.json").read_text(encoding="utf-8"))["source"]["archive_path"] == "anexos/nota.txt"
+    member_report = json.loads((member / "report.json").read_text(encoding="utf-8"))
+    assert member_report["source"]["archive_path"] == "anexos/nota.txt"
     assert "clean (+2 members)" in capsys.readouterr().out

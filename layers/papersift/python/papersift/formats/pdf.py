@@ -99,9 +99,8 @@ def _wants_next_rung(work: _PageWork) -> bool:
         return False
     # no text on a page that is a picture (no text objects, or a full-page image: a scan,
     # perhaps with an empty invisible layer): no other engine can find a text layer
-    if not best.text.strip() and (work.text_objects == 0 or work.layout.image_area_ratio >= SCAN_IMAGE_AREA):
-        return False
-    return True
+    picture_only = work.text_objects == 0 or work.layout.image_area_ratio >= SCAN_IMAGE_AREA
+    return bool(best.text.strip()) or not picture_only
 
 
 def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageContent:
