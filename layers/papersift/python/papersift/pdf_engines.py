@@ -24,7 +24,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
-from papersift.quality import PageLayout
+from papersift.quality import PageLayout, nonspace_count
 
 #: the ladder, in the order the engines are tried
 ENGINE_ORDER = ("pdfium", "pypdf", "pdfplumber", "pdftotext")
@@ -39,6 +39,7 @@ MAX_FORM_DEPTH = 4
 PDFTOTEXT_TIMEOUT_SECONDS = 60
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_ASCII_CONTROL = bytes([*range(0x09), 0x0B, *range(0x0E, 0x20), 0x7F])
 
 
 def password_candidates(passwords: tuple[str, ...]) -> list[bytes]:
@@ -68,14 +69,42 @@ def normalise_text(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
+def _has_control(text: str) -> bool:
+    if text.isascii():  # a byte-table pass is many times faster than a regex scan
+        encoded = text.encode("ascii")
+        return len(encoded.translate(None, _ASCII_CONTROL)) != len(encoded)
+    return _CONTROL.search(text) is not None
+
+
 def strip_controls(text: str) -> str:
     """Drop C0 control characters: pdfium emits raw codes for glyphs it cannot map."""
-    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+    return _CONTROL.sub("", text) if _has_control(text) else text
 
 
 def count_unmapped(text: str) -> int:
-    controls = len(_CONTROL.findall(text)) if _CONTROL.search(text) else 0
-    return controls + text.count("\ufffd")
+    controls = len(_CONTROL.findall(text)) if _has_control(text) else 0
+    return controls if text.isascii() else controls + text.count("\ufffd")
+
+
+def _bounded_text(textpage: Any, box: Any) -> str:
+    """Text inside the page box in one pdfium pass: asking for the size first costs a second
+    pass over every character, so the buffer is sized from the character count instead."""
+    c = pdfium_c
+    args = (textpage, box.left, box.top, box.right, box.bottom)
+    # each character gives at most two UTF-16 units, and pdfium adds at most a CR LF before it
+    capacity = 4 * max(c.FPDFText_CountChars(textpage), 0) + 16
+    buffer = (ctypes.c_ushort * capacity)()
+    written = c.FPDFText_GetBoundedText(*args, buffer, capacity)
+    if written >= capacity:  # cannot happen by the bound above; stay correct if pdfium changes
+        size = c.FPDFText_GetBoundedText(*args, None, 0)
+        capacity = 2 * size + 16
+        buffer = (ctypes.c_ushort * capacity)()
+        written = c.FPDFText_GetBoundedText(*args, buffer, capacity)
+    if written > 0 and buffer[written - 1] == 0:  # the terminating NUL, when the buffer had room
+        written -= 1
+    if written <= 0:
+        return ""
+    return ctypes.string_at(buffer, 2 * written).decode("utf-16-le", errors="ignore")
 
 
 @dataclass(frozen=True)
@@ -228,16 +257,10 @@ class PdfHandle:
                 box = c.FS_RECTF()
                 if not c.FPDF_GetPageBoundingBox(page, box):
                     raise EngineError(f"pdfium could not read the bounding box of page {number}")
-                args = (textpage, box.left, box.top, box.right, box.bottom)
-                size = c.FPDFText_GetBoundedText(*args, None, 0)
-                text = ""
-                if size > 0:
-                    buffer = (ctypes.c_ushort * size)()
-                    c.FPDFText_GetBoundedText(*args, buffer, size)
-                    text = bytes(buffer).decode("utf-16-le", errors="ignore")
+                text = _bounded_text(textpage, box)
             finally:
                 c.FPDFText_ClosePage(textpage)
-            if len(text) > PROBE_TEXT_CHARS and sum(map(len, text.split())) >= PROBE_TEXT_CHARS:
+            if len(text) > PROBE_TEXT_CHARS and nonspace_count(text) >= PROBE_TEXT_CHARS:
                 # the verdict reads the layout only for pages with little text (scans, images of
                 # text): a page of prose skips the object walk
                 return text, LayoutProbe(layout=PageLayout(), text_objects=None)

@@ -65,6 +65,12 @@ _SLASH_GLYPH = re.compile(
 )
 #: WinAnsi symbols that glyph codes decode to when a CJK or other non-Latin font has no
 #: ToUnicode (pdfium on pm__kampo.pdf: '平成 ™— › ™œ 日'); on a Latin page only clusters count
+#: the ASCII part of _BAD_CHAR, and what ``str.split()`` splits on within ASCII, as byte tables
+_ASCII_BAD = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
+_ASCII_SPACE = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+#: keeps ASCII letters and blanks every other byte
+_ASCII_LETTERS_ONLY = bytes(c if chr(c).isascii() and chr(c).isalpha() else 0x20 for c in range(256))
+_DIGITS = b"0123456789"
 _MOJIBAKE = re.compile(r"[ƒˆ‰‹›˜Ÿ™œšžŒŠŽ†‡‚„]")
 _MOJIBAKE_CLUSTER = re.compile(r"[ƒˆ‰‹›˜Ÿ]{2,}")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
@@ -80,6 +86,11 @@ _LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\xad]\r?\n\s*(?=[^\W\d_])")
 _LEADER = re.compile(r"([^\w\s])\1{2,}")
 #: a lower->UPPER flip inside a word (the token is checked against the dictionary later)
 _FLIP = re.compile(r"[a-zß-öø-ÿ][A-ZÀ-ÖØ-Þ]")
+#: _FLIP's two classes as a byte table: its lower-case letters -> "a", upper-case -> "A", rest -> " "
+_FLIP_CLASSES = bytes(
+    ord("a") if re.fullmatch(r"[a-zß-öø-ÿ]", chr(c)) else ord("A") if re.fullmatch(r"[A-ZÀ-ÖØ-Þ]", chr(c)) else 32
+    for c in range(256)
+)
 _FLIP_POINT = re.compile(r"(?<=[a-zß-öø-ÿ])(?=[A-ZÀ-ÖØ-Þ])")
 #: CamelCase codes made of element-like chunks: ENiCrFe, ERNiCrMo, NiCr
 _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
@@ -89,6 +100,8 @@ _BEYOND_LATIN = re.compile(
     r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\ufb00-\ufb06\s]"
 )
 _ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
+#: what is neither a Latin letter (as _LATIN_LETTER_RUN counts them) nor a space
+_NOT_LATIN_LETTER = re.compile(r"[^\sA-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]")
 _NON_LATIN_LETTER = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
@@ -108,6 +121,10 @@ _SCRIPT_LANGUAGE = {
 
 # --- tunables -----------------------------------------------------------------------------
 
+#: language mask -> the bits set in it
+_MASK_BITS = tuple(
+    tuple(bit for bit in range(len(LANGUAGES)) if mask >> bit & 1) for mask in range(1 << len(LANGUAGES))
+)
 _SAMPLE_WORDS = 160  # dictionary checks look at most at this many words
 _SAMPLE_BLOCKS = 4  # ... taken as this many contiguous blocks spread over the page
 _MIN_WORDS_FOR_DICTIONARY = 15  # fewer checkable words: no dictionary verdict
@@ -145,7 +162,7 @@ class _Words:
 def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
     """Judge one page's text: score it, name what is wrong, and say how sure we are."""
     layout = layout or PageLayout()
-    nonspace = sum(map(len, text.split()))
+    nonspace = nonspace_count(text)
     draws_something = _draws_something(layout)
     if nonspace < 3:
         if draws_something:
@@ -247,7 +264,7 @@ def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
 
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, by dictionary for Latin script, else by script."""
-    runs, letters, script = _letter_runs(text, sum(map(len, text.split())))
+    runs, letters, script = _letter_runs(text, nonspace_count(text))
     if script != "latin":
         return _script_language(text, script)
     return _judge_words(runs, lexicon()).language if letters >= 20 else None
@@ -273,7 +290,7 @@ def _sentence(parts: Sequence[str]) -> str:
 def _garbage(text: str) -> tuple[int, int]:
     """(unmapped glyphs, characters they take): each ``(cid:12)`` or ``/143`` is one glyph."""
     bad = chars = 0
-    if _BAD_CHAR.search(text):
+    if _may_have_bad_chars(text):
         bad = chars = len(_BAD_CHAR.findall(text))
         if "\x02" in text:  # pdfium's mark for a hyphen it generated at a line break: not garbage
             bad = chars = bad - len(_LINE_BREAK_HYPHEN.findall(text))
@@ -290,6 +307,20 @@ def _garbage(text: str) -> tuple[int, int]:
                 chars += len(match.group())
                 previous_end = match.end()
     return bad, chars
+
+
+def nonspace_count(text: str) -> int:
+    """``sum(map(len, text.split()))``, without building the words on ASCII text."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, _ASCII_SPACE))
+    return sum(map(len, text.split()))
+
+
+def _may_have_bad_chars(text: str) -> bool:
+    if text.isascii():  # a byte-table pass is many times faster than the regex scan
+        encoded = text.encode("ascii")
+        return len(encoded.translate(None, _ASCII_BAD)) != len(encoded)
+    return _BAD_CHAR.search(text) is not None
 
 
 def _mojibake(text: str, script: str) -> int:
@@ -314,7 +345,8 @@ def _has_leaders(text: str) -> bool:
 
 def _number_chars(text: str, nonspace: int) -> int:
     """Characters in number-shaped tokens; the exact token scan only runs on number-heavy pages."""
-    digits = sum(map(text.count, "0123456789"))
+    encoded = text.encode("utf-8", errors="surrogatepass")  # ASCII digits stay single bytes
+    digits = len(encoded) - len(encoded.translate(None, _DIGITS))
     if digits < 0.1 * nonspace:
         return digits
     return sum(map(len, _NUMBER_TOKEN.findall(text)))
@@ -327,16 +359,22 @@ def _script_language(text: str, script: str) -> str | None:
 
 
 def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
-    """Letter runs of the Latin words, the count of all letters, and the script family."""
+    """A bounded sample of the Latin words' letter runs, the count of all letters, and the
+    script family.
+
+    The runs are cut by blanking what is not a letter and splitting on spaces: on ASCII a
+    byte-table pass, on Latin text a scan for the few non-letters, both far cheaper than
+    collecting every run with a regex.
+    """
     if text.isascii():
-        runs = _ASCII_LETTER_RUN.findall(text)
-        return runs, sum(map(len, runs)), "latin"
+        runs = text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
+        return _sample(runs), sum(map(len, runs)), "latin"
     if len(_BEYOND_LATIN.findall(text)) <= 0.05 * nonspace:
-        runs = _LATIN_LETTER_RUN.findall(text)
-        return runs, sum(map(len, runs)), "latin"
+        runs = _NOT_LATIN_LETTER.sub(" ", text).split()
+        return _sample(runs), sum(map(len, runs)), "latin"
     letters = sum(map(len, _LETTER_RUN.findall(text)))
     script = _dominant_script(text, letters)
-    return (_LATIN_LETTER_RUN.findall(text) if script == "latin" else []), letters, script
+    return (_sample(_LATIN_LETTER_RUN.findall(text)) if script == "latin" else []), letters, script
 
 
 def _dominant_script(text: str, letters: int) -> str:
@@ -370,10 +408,9 @@ def _sample(runs: Sequence[str]) -> list[str]:
     return out
 
 
-def _judge_words(runs: Sequence[str], lex: Lexicon) -> _Words:
+def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
     """Dictionary, case and spacing evidence from a bounded sample of the page's letter runs."""
-    original = _sample(runs)
-    sample = [w.lower() for w in original]
+    sample = " ".join(original).lower().split(" ") if original else []
     known = lex.words
     in_dict = list(map(known.__contains__, sample))
     # words of 3+ letters: shorter ones hit the dictionary by chance
@@ -414,6 +451,8 @@ def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
     Explained flips read as words glued CamelCase-style (PowerPoint, McDonald, iPhone) or as
     element-like codes (ENiCrFe); a token repeated verbatim is vocabulary, not a cipher.
     """
+    if not _may_flip(text):
+        return 0, 0
     tokens: Counter[str] = Counter()
     last_end = -1
     for match in _FLIP.finditer(text):
@@ -439,6 +478,12 @@ def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
         else:
             suspicious += 1
     return suspicious, benign
+
+
+def _may_flip(text: str) -> bool:
+    """Whether _FLIP can match, by a byte-table pass over the Latin-1 letters it names."""
+    encoded = text.encode("latin-1", errors="replace")  # what is beyond Latin-1 is no _FLIP letter
+    return b"aA" in encoded.translate(_FLIP_CLASSES)
 
 
 def _segments(word: str, lex: Lexicon) -> bool:
@@ -498,7 +543,10 @@ def _broken_pairs(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) 
 def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
     """The language whose most frequent words cover most of the sample."""
     masks = Counter(map(lex.common_mask.get, sample))
-    counts = [sum(n for mask, n in masks.items() if mask and mask >> bit & 1) for bit in range(len(LANGUAGES))]
+    counts = [0] * len(LANGUAGES)
+    for mask, n in masks.items():
+        for bit in _MASK_BITS[mask] if mask else ():
+            counts[bit] += n
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
     return LANGUAGES[best] if counts[best] >= max(3, 0.25 * len(sample)) else None
 def arabic_word_share(text: str) -> tuple[float, int]:

@@ -113,7 +113,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
     _fix_reading_order(handle, number, work)
     status, reason = _status(work, settings)
     best = work.best
-    text = normalise_text(strip_controls(best.text)) if best is not None and status != PageStatus.FAILED else ""
+    text = _final_text(best.text) if best is not None and status != PageStatus.FAILED else ""
     tables: list[Table] = []
     if settings.extract_tables and status in (PageStatus.CLEAN, PageStatus.RECOVERED) and text:
         try:
@@ -136,6 +136,12 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         tables=len(tables),
     )
     return PageContent(number=number, text=text, report=report, tables=tables)
+
+
+def _final_text(text: str) -> str:
+    """Candidates are already normalised: only dropping control codes can leave work to redo."""
+    stripped = strip_controls(text)
+    return text if stripped is text else normalise_text(stripped)
 
 
 def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _PageWork) -> None:
