@@ -17,7 +17,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import not_
 
 from papersift.lexicon import LANGUAGES, Lexicon, arabic_words, fold_accents, lexicon
 
@@ -413,8 +414,13 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
     sample = " ".join(original).lower().split(" ") if original else []
     known = lex.words
     in_dict = list(map(known.__contains__, sample))
-    # words of 3+ letters: shorter ones hit the dictionary by chance
-    checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
+    # words of 3+ letters: shorter ones hit the dictionary by chance (built from C-level passes:
+    # a Python loop over the sample costs more than the lookups)
+    lengths = list(map(len, sample))
+    missed = [i for i in compress(range(len(sample)), map(not_, in_dict)) if lengths[i] > 2]
+    checked = list(compress(in_dict, map((2).__lt__, lengths)))
+    if any(lex.knows(sample[i]) for i in missed):
+        checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
     n = len(checked)
     hits = sum(checked)
     hit_rate = hits / n if n else 1.0
@@ -434,12 +440,12 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
             trigram_plausibility = sum(map(lex.trigrams.__contains__, triples)) / len(triples)
 
     suspicious, benign = _case_flips(" ".join(original), lex)
-    broken = _broken_pairs(sample, in_dict, lex) if hits < len(sample) else 0
+    broken = _broken_pairs(sample, in_dict, lex) if hits < len(sample) and not all(in_dict) else 0
     return _Words(
         checked=n, hit_rate=hit_rate, worst_window=worst,
         bigram_plausibility=bigram_plausibility, trigram_plausibility=trigram_plausibility,
         suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
-        glued_share=_glued_share(sample, in_dict, lex),
+        glued_share=_glued_share(sample, in_dict, lex) if missed else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
         language=_language(sample, lex) if hit_rate >= 0.6 else None,
     )
@@ -524,9 +530,7 @@ def _broken_pairs(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) 
     """Neighbouring fragments, at least one not a word, that join into a word: ``arbei terinnen``."""
     known = lex.words
     joined: set[int] = set()  # index of the first fragment of each join found
-    for i, hit in enumerate(in_dict):
-        if hit:
-            continue
+    for i in compress(range(len(sample)), map(not_, in_dict)):
         for first in (i - 1, i):
             if first < 0 or first + 1 >= len(sample) or first in joined:
                 continue
