@@ -417,9 +417,9 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
     # words of 3+ letters: shorter ones hit the dictionary by chance (built from C-level passes:
     # a Python loop over the sample costs more than the lookups)
     lengths = list(map(len, sample))
-    missed = [i for i in compress(range(len(sample)), map(not_, in_dict)) if lengths[i] > 2]
+    long_misses = [i for i in compress(range(len(sample)), map(not_, in_dict)) if lengths[i] > 2]
     checked = list(compress(in_dict, map((2).__lt__, lengths)))
-    if any(lex.knows(sample[i]) for i in missed):
+    if any(lex.knows(sample[i]) for i in long_misses):
         checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
     n = len(checked)
     hits = sum(checked)
@@ -445,7 +445,7 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
         checked=n, hit_rate=hit_rate, worst_window=worst,
         bigram_plausibility=bigram_plausibility, trigram_plausibility=trigram_plausibility,
         suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
-        glued_share=_glued_share(sample, in_dict, lex) if missed else 0.0,
+        glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
         language=_language(sample, lex) if hit_rate >= 0.6 else None,
     )
