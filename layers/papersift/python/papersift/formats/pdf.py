@@ -198,14 +198,22 @@ def _fix_reading_order(handle: PdfHandle, number: int, work: _PageWork) -> None:
         _prefer_visual_rows(handle, number, work, best)
 
 
+#: share of Arabic dictionary words above which pdfium's Arabic is taken as in logical order
+RTL_WORDS_FINE = 0.8
+
+
 def _prefer_logical_rtl(handle: PdfHandle, number: int, work: _PageWork, best: _Candidate) -> None:
-    """Take pypdf's text when more of its Arabic words are words: pdfium's come out reversed."""
+    """Take pypdf's text when more of its Arabic words are words: pdfium's come out reversed.
+    Arabic that already reads as words (most of it) is left alone without asking pypdf."""
+    pdfium_share, _ = arabic_word_share(best.text)
+    if pdfium_share >= RTL_WORDS_FINE:
+        return
     text = _reorder_attempt(handle, number, work, "pypdf", lambda: handle.text("pypdf", number)[0])
     if text is None:
         return
     verdict = assess_text(text, work.layout)
     share, checked = arabic_word_share(text)
-    if checked and share > arabic_word_share(best.text)[0] and not verdict.suspect:
+    if checked and share > pdfium_share and not verdict.suspect:
         signals = (*verdict.signals, "rtl_visual_order")
         work.best = _Candidate("pypdf", text, replace(verdict, signals=signals), best.rung)
 
