@@ -296,18 +296,18 @@ def _status(work: _PageWork, settings: Settings) -> tuple[PageStatus, str]:
         engines = ", ".join(a.engine for a in work.attempts)
         return PageStatus.FAILED, f"every engine failed on this page ({engines})"
     verdict = best.verdict
+    why = verdict.reason.rstrip(".") or "no trustworthy text layer"
     if not verdict.suspect:
         if best.rung == 0:
             return PageStatus.CLEAN, verdict.reason
         return PageStatus.RECOVERED, f"{best.engine} recovered the text: {verdict.reason}"
     draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
     if not best.text.strip() or draws:
-        why = verdict.reason or "no trustworthy text layer"
         return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
     if verdict.corrupt:
         tried = ", ".join(a.engine for a in work.attempts)
-        return PageStatus.CORRUPT_UNRECOVERABLE, f"{verdict.reason}; no engine did better ({tried})"
-    return PageStatus.NEEDS_OCR, f"{verdict.reason}; the text layer is doubtful, OCR may do better"
+        return PageStatus.CORRUPT_UNRECOVERABLE, f"{why}; no engine did better ({tried})"
+    return PageStatus.NEEDS_OCR, f"{why}; the text layer is doubtful, OCR may do better"
 
 
 def _skipped(number: int, max_pages: int) -> PageContent:
