@@ -21,8 +21,6 @@ CATEGORIES = {"native_pdf", "encrypted_pdf", "broken_font_pdf", "corrupt"}
 #: files whose phrase needs something this layer cannot give (yet), with the reason
 KNOWN_GAPS = {
     "dl__right_to_left_02.pdf": "wrong ToUnicode map in the file itself: needs Arabic OCR",
-    "pm__kampo.pdf": "pdfium's mojibake is flagged and pdfminer recovers the glyphs, but reads the vertical "
-    "Japanese across columns: needs vertical layout analysis or OCR (jpn_vert)",
 }
 
 pytestmark = [

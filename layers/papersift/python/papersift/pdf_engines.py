@@ -233,7 +233,7 @@ class PdfHandle:
         if engine == "pdfplumber":
             page = self.plumber.pages[number - 1]
             try:
-                return page.extract_text() or "", None
+                return _pdfminer_layout_text(page.layout), None
             finally:
                 page.close()
         if engine == "pdftotext":
@@ -280,7 +280,8 @@ class PdfHandle:
             import pdfplumber
 
             # pdfminer encodes the password as Latin-1, so pass the bytes through it unchanged
-            self._plumber = pdfplumber.open(io.BytesIO(self.data), password=self.password.decode("latin-1"))
+            self._plumber = pdfplumber.open(io.BytesIO(self.data), password=self.password.decode("latin-1"),
+                                            laparams={"detect_vertical": True})
         return self._plumber
 
     def layout_text(self, number: int) -> str:
@@ -301,6 +302,15 @@ class PdfHandle:
         if proc.returncode != 0:
             raise EngineError(f"pdftotext exited with {proc.returncode}: {proc.stderr.decode(errors='replace')[:200]}")
         return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _pdfminer_layout_text(layout: Any) -> str:
+    """pdfminer's text boxes in its reading order, vertical writing included: pdfplumber's own
+    extract_text clusters characters into horizontal lines, which scrambles vertical Japanese
+    (the official gazette in the corpus)."""
+    from pdfminer.layout import LTTextContainer
+
+    return "\n".join(box.get_text().strip("\n") for box in layout if isinstance(box, LTTextContainer))
 
 
 def probe_layout(raw_page: Any, width: float, height: float) -> LayoutProbe:
