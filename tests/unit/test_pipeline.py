@@ -198,3 +198,20 @@ def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path
     store, key = _store_with(tmp_path / "plain", "ata.txt", original.encode())
     report = process_document(store, key, Settings())
     assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"
+
+
+def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory, monkeypatch):
+    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(6))
+    plan = plan_document(store, {"doc_id": "d4", "key": key}, Settings())
+    extract_batch(store, plan["batches"][0], Settings())
+    for number in (4, 5, 6):  # an earlier try died after page 3
+        (tmp_path / "bucket" / page_key("d4", number)).unlink()
+    import papersift.formats as formats
+
+    asked: list[tuple[int, int | None]] = []
+    real = formats.extract_units
+    monkeypatch.setattr(formats, "extract_units",
+                        lambda data, ft, s, first, last: asked.append((first, last)) or real(data, ft, s, first, last))
+    assert extract_batch(store, plan["batches"][0], Settings())["pages"] == 3
+    assert asked == [(4, 6)]
+    assert all(store.exists(page_key("d4", n)) for n in range(1, 7))

@@ -244,8 +244,13 @@ def extract_batch(store: ObjectStore, batch: Mapping[str, Any], settings: Settin
     doc_id = batch["doc_id"]
     first, last = int(batch["first_page"]), int(batch["last_page"])
     paged = last > 0
-    if paged and all(store.exists(page_key(doc_id, n)) for n in range(first, last + 1)):
-        return {"batch_index": batch["batch_index"], "pages": last - first + 1, "chars": 0, "skipped": True}
+    if paged:
+        # pages are written in order: resume at the first one an earlier try did not finish
+        done = set(store.list_keys(f"{work_prefix(doc_id)}pages/"))
+        missing = [n for n in range(first, last + 1) if page_key(doc_id, n) not in done]
+        if not missing:
+            return {"batch_index": batch["batch_index"], "pages": last - first + 1, "chars": 0, "skipped": True}
+        first = missing[0]
     data, metadata = store.get_with_metadata(batch["key"])
     doc_settings = settings_for_document(settings, metadata)
     file_type = FileType(kind=batch["kind"], mime="", detected_by="plan")
@@ -302,7 +307,7 @@ def assemble_document(store: ObjectStore, request: Mapping[str, Any], settings: 
     report.timings = {"plan": float(plan.get("seconds", 0.0)),
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     write_results(store, report, pages)
-    _write_clean_text(store, report.doc_id, "\f".join(p.text for p in pages), plan, settings)
+    _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
     return _finish(store, report, started)
 
 
@@ -385,8 +390,8 @@ def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Mapping[
         store.put(results_prefix(doc_id) + "text.clean.txt", cleaned.encode("utf-8"), "text/plain; charset=utf-8")
 
 
-#: member statuses of archives.MemberStatus that mean "processed as a document"
-_UNPACK_ONLY = frozenset({"nested_archive_expanded"})
+#: unpack statuses that are no problem: a nested archive whose members are listed on their own
+_UNPACK_ONLY = frozenset({str(archives.MemberStatus.EXPANDED)})
 
 
 def _archive_verdict(unpacked: Mapping[str, Any], members: list[MemberReport]) -> tuple[str, str]:
