@@ -215,3 +215,17 @@ def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factor
     assert extract_batch(store, plan["batches"][0], Settings())["pages"] == 3
     assert asked == [(4, 6)]
     assert all(store.exists(page_key("d4", n)) for n in range(1, 7))
+
+
+def test_a_document_whose_extractor_finds_no_text_is_empty_not_clean(tmp_path):
+    import io
+
+    from pypdf import PdfWriter
+
+    writer, buffer = PdfWriter(), io.BytesIO()
+    for _ in range(2):
+        writer.add_blank_page(595, 842)
+    writer.write(buffer)
+    store, key = _store_with(tmp_path, "blank.pdf", buffer.getvalue())
+    report = process_document(store, key, Settings())
+    assert report.status == "empty" and "no text found" in report.reason and not report.trusted

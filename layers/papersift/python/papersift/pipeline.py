@@ -450,6 +450,9 @@ def _document_verdict(plan: Mapping[str, Any], pages: list[PageContent], errors:
     if review:
         parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in ("clean", "recovered", "ocr")]
         return str(DocumentStatus.NEEDS_REVIEW), "; ".join(parts) + f" of {total}"
+    if not any(p.text.strip() for p in pages):
+        engines = ", ".join(sorted({p.report.engine for p in pages if p.report.engine})) or "no engine"
+        return str(DocumentStatus.EMPTY), f"no text found in {total} unit(s) ({engines})"
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
         return (str(DocumentStatus.PARTIALLY_RECOVERED),
                 f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine, "

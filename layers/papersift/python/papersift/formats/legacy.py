@@ -1,9 +1,9 @@
 """Legacy binary Office files (Word 97-2003 .doc, Excel .xls, PowerPoint .ppt).
 
 .xls is read in process with xlrd 2 (which reads exactly this format and nothing else).
-No maintained Python reader exists for .doc and .ppt, so those go through the Debian
-tools antiword (with catdoc as fallback) and catppt as subprocesses; when a tool is
-missing the file is reported unsupported with the tool named, never returned empty.
+.ppt is read in process from its record stream (olefile). No maintained Python reader
+exists for .doc, so it goes through the Debian tools antiword (with catdoc as fallback);
+when neither is installed the file is reported unsupported with the tools named.
 RC4/CryptoAPI-encrypted files are decrypted first with the configured passwords.
 """
 
@@ -13,11 +13,14 @@ import datetime as dt
 import io
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
 from typing import Any
+
+import olefile
 
 from papersift.content import PageContent, Table
 from papersift.decryption import decrypt_office, is_encrypted_office
@@ -178,19 +181,67 @@ def extract_doc(data: bytes, settings: Settings) -> list[PageContent]:
 
 
 def extract_ppt(data: bytes, settings: Settings) -> list[PageContent]:
-    """PowerPoint 97-2003 text via catppt; slides are separated by form feeds when it marks them."""
+    """PowerPoint 97-2003: one unit per slide, read in process from the record stream."""
     started = time.perf_counter()
     data, was_encrypted = _decrypted(data, settings)
-    if not shutil.which("catppt"):
-        raise UnsupportedFormatError("legacy .ppt needs catppt (Debian package catdoc), not installed")
-    code, stdout, stderr = _run_tool(["catppt", "-d", "utf-8"], data, ".ppt")
-    if code != 0:
-        raise CorruptInputError(f"PowerPoint 97-2003 file could not be read: catppt: {stderr or f'exit {code}'}")
-    engine = ("msoffcrypto+" if was_encrypted else "") + "catppt"
-    slides = [_tidy(part) for part in stdout.split("\f")]
-    slides = [s for s in slides if s.strip()] or [""]
+    engine = ("msoffcrypto+" if was_encrypted else "") + "ppt-records"
+    slides = ppt_slide_texts(data)
     units = []
-    for number, text in enumerate(slides, start=1):
+    for number, text in enumerate(slides or [""], start=1):
         units.append(text_unit(number, text, engine, started, label=f"slide {number}" if len(slides) > 1 else ""))
         started = time.perf_counter()
     return units
+
+
+# PowerPoint binary records ([MS-PPT] 2.3): an 8-byte header (version/instance, type, length);
+# version 0xF marks a container whose body is more records.
+_PPT_SLIDE = 0x03EE
+_PPT_NOTES = 0x03F0
+_PPT_MAIN_MASTER = 0x03F8
+_PPT_SLIDE_LIST_WITH_TEXT = 0x0FF0
+_PPT_SLIDE_PERSIST = 0x03F3
+_PPT_TEXT_CHARS = 0x0FA0  # UTF-16LE
+_PPT_TEXT_BYTES = 0x0FA8  # 8-bit, cp1252
+_PPT_MAX_DEPTH = 32
+
+
+def ppt_slide_texts(data: bytes) -> list[str]:
+    """Text of each slide. PowerPoint keeps placeholder text in the slide list and text-box
+    text in each slide's drawing; writers differ in which they use (LibreOffice puts all of
+    it in the drawings, where catppt never looks), so both are read and merged per slide."""
+    try:
+        with olefile.OleFileIO(data) as ole:
+            stream = ole.openstream("PowerPoint Document").read()
+    except (OSError, ValueError) as exc:
+        raise CorruptInputError(f"PowerPoint 97-2003 file could not be read: {exc}") from exc
+    listed: list[list[str]] = []  # slide list, presentation order
+    drawn: list[list[str]] = []  # slide drawings, stream order
+
+    def walk(start: int, end: int, into: list[list[str]] | None, depth: int) -> None:
+        pos = start
+        while pos + 8 <= end and depth < _PPT_MAX_DEPTH:
+            ver_instance, rec_type, length = struct.unpack_from("<HHI", stream, pos)
+            body, stop = pos + 8, min(pos + 8 + length, end)
+            if ver_instance & 0xF == 0xF:
+                if rec_type == _PPT_SLIDE:
+                    drawn.append([])
+                    walk(body, stop, drawn, depth + 1)
+                elif rec_type == _PPT_SLIDE_LIST_WITH_TEXT:
+                    if ver_instance >> 4 == 0:  # instance 0: slides (1: masters, 2: notes)
+                        walk(body, stop, listed, depth + 1)
+                elif rec_type not in (_PPT_NOTES, _PPT_MAIN_MASTER):
+                    walk(body, stop, into, depth + 1)
+            elif rec_type == _PPT_SLIDE_PERSIST and into is listed:
+                listed.append([])
+            elif rec_type in (_PPT_TEXT_CHARS, _PPT_TEXT_BYTES) and into:
+                codec = "utf-16-le" if rec_type == _PPT_TEXT_CHARS else "cp1252"
+                text = stream[body:stop].decode(codec, errors="replace")
+                into[-1].append(text.replace("\r", "\n").replace("\x0b", "\n").strip())
+            pos = body + length
+
+    walk(0, len(stream), None, 0)
+    slides = []
+    for index in range(max(len(listed), len(drawn))):
+        parts = (listed[index] if index < len(listed) else []) + (drawn[index] if index < len(drawn) else [])
+        slides.append("\n".join(dict.fromkeys(p for p in parts if p)))
+    return slides
