@@ -9,7 +9,7 @@ under bench/):
 Each engine gets one warm-up pass over a workload, then ``--repeat`` timed passes; pages/s uses
 the best pass (noise from other processes only ever adds time) and the median is shown too.
 papersift runs its real path: ``pdf.page_count`` then ``pdf.extract_pages`` in batches of
-``page_batch_size`` (25), one document open per batch as in the extract Lambda, with
+``page_batch_size`` (100), one document open per batch as in the extract Lambda, with
 ``ocr_mode="off"`` and every page's verdict.
 """
 
