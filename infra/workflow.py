@@ -28,8 +28,6 @@ PLACEHOLDERS: tuple[str, ...] = (
     "AssembleFunctionArn",
     "UnpackFunctionArn",
 )
-#: concurrent page batches (per document) and members (per archive)
-MAX_CONCURRENCY = 10
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -116,7 +114,8 @@ def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool,
     inline_map: dict[str, Any] = {
         "Type": "Map",
         "ItemsPath": "$.plan.batches",
-        "MaxConcurrency": MAX_CONCURRENCY,
+        # Settings.max_concurrency, carried by the plan: page batches of one document at a time
+        "MaxConcurrencyPath": "$.plan.max_concurrency",
         "ItemProcessor": _extract_batch_processor("INLINE"),
         "ResultPath": None,
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
@@ -157,7 +156,7 @@ def _archive_states(prefix: str, fields: tuple[str, ...], assemble: str, failure
         "Type": "Map",
         "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
         "ItemsPath": "$.unpack.items",
-        "MaxConcurrency": MAX_CONCURRENCY,
+        "MaxConcurrencyPath": "$.unpack.max_concurrency",
         "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": "MemberPlan",
                           "States": member_processor_states},
         "ResultPath": None,

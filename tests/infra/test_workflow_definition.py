@@ -207,7 +207,7 @@ def test_page_results_never_flow_back_into_the_state(definition: dict[str, Any])
     for name in ("ExtractBatchesInline", "ExtractBatchesDistributed"):
         state = definition["States"][name]
         assert "ResultPath" in state and state["ResultPath"] is None, name
-        assert state["MaxConcurrency"] >= 1, name
+        assert state["MaxConcurrencyPath"] == "$.plan.max_concurrency", name
 
 
 def test_assemble_receives_the_documented_payload(definition: dict[str, Any]) -> None:

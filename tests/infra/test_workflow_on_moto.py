@@ -63,6 +63,7 @@ class FakeSteps:
             "batch_count": 3,
             "use_distributed_map": False,
             "manifest_key": f"work/{event['doc_id']}/batches.json",
+            "max_concurrency": 4,
         }
         if name.startswith("big"):
             self.s3.put_object(Bucket=BUCKET, Key=plan["manifest_key"], Body=json.dumps(batches).encode())
@@ -79,7 +80,14 @@ class FakeSteps:
         return {"batch_index": event["batch_index"], "pages": 10, "chars": 1234}
 
     def unpack(self, event: dict[str, Any]) -> dict[str, Any]:
-        return {"members": 2}
+        items = [
+            {"doc_id": f"{event['doc_id']}-m{i}", "bucket": event["bucket"], "source_name": f"a{i}.txt",
+             "key": f"members/{event['doc_id']}/a{i}.txt", "parent_doc_id": event["doc_id"],
+             "archive_path": f"dir/a{i}.txt"}
+            for i in range(2)
+        ]
+        return {"status": "ok", "reason": "", "member_count": 2, "item_count": 2, "use_distributed_map": False,
+                "manifest_key": f"work/{event['doc_id']}/member-items.json", "max_concurrency": 4, "items": items}
 
     def assemble(self, event: dict[str, Any]) -> dict[str, Any]:
         return {"doc_id": event["doc_id"], "status": "failed" if "error" in event else "clean"}
@@ -182,14 +190,23 @@ def test_a_large_document_reads_its_batches_from_the_manifest(workflow: tuple[An
     assert len(for_doc(steps.called("assemble"), "big-pdf")) == 1
 
 
-def test_an_archive_is_unpacked_then_assembled(workflow: tuple[Any, str, FakeSteps]) -> None:
-    """status archive: unpack gets doc_id/bucket/key/source_name/plan; no page extraction for the archive itself."""
+def test_an_archive_is_unpacked_its_members_processed_then_it_is_assembled(
+    workflow: tuple[Any, str, FakeSteps],
+) -> None:
+    """status archive: unpack gets doc_id/bucket/key/source_name/plan; each member item runs plan,
+    its batches and assemble (with its archive path); then the archive is assembled, without error."""
     described, steps = run(workflow, "pack.zip")
     assert described["status"] == "SUCCEEDED", described
     (unpacked,) = for_doc(steps.called("unpack"), "pack-zip")
     assert set(unpacked) == {"doc_id", "bucket", "key", "source_name", "plan"}
-    assert for_doc(steps.called("extract"), "pack-zip") == []
-    assert len(for_doc(steps.called("assemble"), "pack-zip")) == 1
+    for i in range(2):
+        member = f"pack-zip-m{i}"
+        assert len([e for e in steps.called("plan") if e["doc_id"] == member]) == 1
+        assert len([e for e in steps.called("extract") if e["doc_id"] == member]) == 3
+        (member_assembled,) = [e for e in steps.called("assemble") if e["doc_id"] == member]
+        assert member_assembled["archive_path"] == f"dir/a{i}.txt" and "error" not in member_assembled
+    archive_assembled = [e for e in steps.called("assemble") if e["doc_id"].endswith("pack-zip")]
+    assert len(archive_assembled) == 1 and "error" not in archive_assembled[0]
 
 
 def test_a_terminal_plan_status_goes_straight_to_assemble(workflow: tuple[Any, str, FakeSteps]) -> None:

@@ -128,6 +128,7 @@ def plan_document(store: ObjectStore, request: Mapping[str, Any], settings: Sett
         "batches": [],
         "use_distributed_map": False,
         "manifest_key": f"{work_prefix(doc_id)}batches.json",
+        "max_concurrency": settings.max_concurrency,
     }
     for extra in ("parent_doc_id", "archive_path"):
         if request.get(extra):
@@ -232,7 +233,7 @@ def unpack_archive(store: ObjectStore, request: Mapping[str, Any], settings: Set
     distributed = len(items) > settings.distributed_map_threshold
     return {**summary, "member_count": len(members), "item_count": len(items),
             "use_distributed_map": distributed, "manifest_key": member_items_key(doc_id),
-            "items": [] if distributed else items}
+            "max_concurrency": settings.max_concurrency, "items": [] if distributed else items}
 
 
 # -- extract ---------------------------------------------------------------------------
