@@ -14,7 +14,9 @@ from lxml import etree
 
 from papersift.errors import CorruptInputError, EncryptedInputError
 from papersift.formats import extract_units
-from papersift.formats.office import extract_docx, extract_pptx, extract_xlsx
+from papersift.formats.docx import extract_docx
+from papersift.formats.pptx import extract_pptx
+from papersift.formats.xlsx import extract_xlsx
 from papersift.settings import Settings
 from papersift.sniff import sniff
 
