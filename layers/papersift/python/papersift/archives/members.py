@@ -1,0 +1,65 @@
+"""What unpack() returns: every member with a status, and the archive's own verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+
+class MemberStatus(StrEnum):
+    EXTRACTED = "extracted"  # bytes in local_path, to be processed as a dropped file
+    EXPANDED = "nested_archive_expanded"  # a nested archive; its members follow under its path
+    SKIPPED_LIMIT = "skipped_limit"  # a safety limit (size, ratio, count, depth, recursion, time)
+    UNSAFE_PATH = "unsafe_path"  # '..' traversal, links, device files: never written
+    ENCRYPTED = "encrypted"  # no supplied password opens it
+    ERROR = "error"  # the archive is damaged at this member, or no tool could read it
+
+
+class ArchiveStatus(StrEnum):
+    OK = "ok"
+    EMPTY = "empty"
+    ENCRYPTED = "encrypted"  # the listing itself is encrypted, or every file member is
+    LIMIT_EXCEEDED = "limit_exceeded"
+    CORRUPT = "corrupt"  # reading broke off; members read before that are still reported
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass
+class Member:
+    #: stable relative POSIX path; members of nested archives are under the nested archive's
+    #: own path, e.g. "edital/anexos.zip/anexo_1.pdf"
+    path: str
+    status: MemberStatus
+    reason: str = ""
+    size: int = 0
+    #: where the bytes are (inside work_dir); set for EXTRACTED, and for SKIPPED_LIMIT members
+    #: kept whole (nested archives beyond the depth limit or recursive ones)
+    local_path: Path | None = None
+    #: the name as stored in the archive, when ``path`` differs (sanitized, renamed duplicate)
+    original_name: str | None = None
+    #: nesting level: 0 for members of the archive passed to unpack()
+    depth: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "status": str(self.status),
+            "reason": self.reason,
+            "size": self.size,
+            "original_name": self.original_name,
+            "depth": self.depth,
+        }
+
+
+@dataclass
+class UnpackResult:
+    members: list[Member]
+    status: ArchiveStatus
+    reason: str = ""
+    #: members known to exist but not listed one by one (beyond max_members)
+    unlisted: int = 0
+
+    @property
+    def extracted(self) -> list[Member]:
+        return [m for m in self.members if m.status is MemberStatus.EXTRACTED]

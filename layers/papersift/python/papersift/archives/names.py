@@ -1,0 +1,98 @@
+"""Member names sanitized into safe, unique relative POSIX paths (never used as disk paths)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import unicodedata
+from pathlib import PurePosixPath
+
+_MAX_COMPONENT_BYTES = 255
+
+
+def clean_member_name(raw: str) -> tuple[str | None, str]:
+    """A safe relative POSIX path for ``raw``, or (None, reason) when it tries to traverse.
+
+    Absolute paths and drive letters are made relative (common in old tars and Windows
+    zips); '..' components are refused. Control characters become '_', components are
+    capped at 255 UTF-8 bytes keeping the extension, an empty name becomes 'unnamed'.
+    """
+    notes: list[str] = []
+    text = _fix_surrogates(raw).replace("\\", "/")
+    text = unicodedata.normalize("NFC", text)
+    if re.match(r"^[A-Za-z]:", text):
+        text = text[2:]
+        notes.append("drive letter removed")
+    if text.startswith("/"):
+        notes.append("absolute path made relative")
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            return None, "path traversal ('..'): not extracted"
+        cleaned = "".join("_" if (unicodedata.category(c) == "Cc" or c == "\x7f") else c for c in part)
+        if cleaned != part:
+            notes.append("control characters replaced")
+        capped = _cap_component(cleaned)
+        if capped != cleaned:
+            notes.append("long name shortened")
+        parts.append(capped)
+    if not parts:
+        notes.append("empty name")
+        parts = ["unnamed"]
+    return "/".join(parts), "; ".join(dict.fromkeys(notes))
+
+
+def _cap_component(part: str) -> str:
+    if len(part.encode("utf-8")) <= _MAX_COMPONENT_BYTES:
+        return part
+    stem, dot, ext = part.rpartition(".")
+    if not dot or len(ext.encode()) > 16:
+        stem, ext = part, ""
+    tag = "~" + hashlib.sha1(part.encode("utf-8")).hexdigest()[:8]
+    tail = ("." + ext) if ext else ""
+    room = _MAX_COMPONENT_BYTES - len(tag.encode()) - len(tail.encode())
+    short = stem.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return short + tag + tail
+
+
+def dedupe(path: str, used: set[str]) -> str:
+    if path not in used:
+        return path
+    parent, _, leaf = path.rpartition("/")
+    stem, dot, ext = leaf.rpartition(".")
+    if not dot or not stem:
+        stem, dot, ext = leaf, "", ""
+    n = 2
+    while True:
+        candidate = f"{stem} ({n}){dot}{ext}"
+        full = f"{parent}/{candidate}" if parent else candidate
+        if full not in used:
+            return full
+        n += 1
+
+
+def _fix_surrogates(text: str) -> str:
+    """Names decoded with surrogateescape: try UTF-8, then cp1252, never fail."""
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    raw = text.encode("utf-8", "surrogateescape")
+    for codec in ("utf-8", "cp1252"):
+        with contextlib.suppress(UnicodeDecodeError):
+            return raw.decode(codec)
+    return raw.decode("latin-1")
+
+
+def visible(raw: str) -> str:
+    return "".join(c if c.isprintable() else "_" for c in _fix_surrogates(raw))
+
+
+def suffix_of(path: str) -> str:
+    suffix = PurePosixPath(path).suffix
+    return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix) else ""
+
+
+def tar_name(name: str) -> str:
+    return _fix_surrogates(name)

@@ -1,0 +1,197 @@
+"""Tar and bare compressed streams read in process, in one forward pass."""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import functools
+import gzip
+import lzma
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import IO, TYPE_CHECKING, Any, Protocol
+from zlib import error as zlib_error
+
+from papersift.archives.members import ArchiveStatus, MemberStatus
+from papersift.archives.names import tar_name
+from papersift.archives.tools import ToolError, read_with_tools
+
+if TYPE_CHECKING:
+    from papersift.archives.tree import Frame
+
+
+class Chunks(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+#: opens a member's bytes for streaming
+Opener = Callable[[], contextlib.AbstractContextManager[Chunks]]
+
+
+def read_tar(frame: Frame, open_stream: Callable[[], Any]) -> tuple[ArchiveStatus, str]:
+    """Stream mode ('r|'): one forward pass, no seeking back through a compressed stream."""
+    with open_stream() as raw_stream:
+        try:
+            tf = tarfile.open(fileobj=raw_stream, mode="r|", errors="surrogateescape")  # noqa: SIM115
+        except (tarfile.TarError, OSError, EOFError, lzma.LZMAError) as exc:
+            return ArchiveStatus.CORRUPT, f"not a readable tar: {exc}"
+        try:
+            while True:
+                frame.run.check_time()
+                try:
+                    info = tf.next()
+                except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, zlib_error) as exc:
+                    return ArchiveStatus.CORRUPT, f"tar stream broke off after {len(frame.members)} members: {exc}"
+                if info is None:
+                    break
+                name = tar_name(info.name)
+                if info.isdir():
+                    continue
+                if info.issym() or info.islnk():
+                    frame.run.count_member()
+                    kind = "symbolic" if info.issym() else "hard"
+                    frame.record(name, MemberStatus.UNSAFE_PATH, f"{kind} link to {info.linkname!r}: not followed")
+                    continue
+                if not info.isfile():
+                    frame.run.count_member()
+                    frame.record(name, MemberStatus.UNSAFE_PATH, "device, fifo or other special file: not extracted")
+                    continue
+                frame.add_file(name, functools.partial(_tar_member, tf, info), declared_size=info.size)
+        finally:
+            with contextlib.suppress(Exception):
+                tf.close()
+    return ArchiveStatus.OK, ""
+
+
+def read_stream(frame: Frame, path: Path, kind: str, name: str) -> tuple[ArchiveStatus, str]:
+    opener = STREAM_OPENERS[kind]
+    try:
+        with opener(path) as probe:
+            head = _read_up_to(probe, 512)
+    except (OSError, EOFError, lzma.LZMAError, ValueError, ToolError, zlib_error) as exc:
+        if kind in ("gzip", "bzip2", "xz", "lzma", "zstd"):
+            return read_with_tools(frame, path, kind)
+        return ArchiveStatus.CORRUPT, f"cannot decompress {kind}: {exc}"
+    if looks_like_tar(head):
+        return read_tar(frame, lambda: opener(path))
+    frame.add_file(_stream_member_name(name, kind), lambda: opener(path), packed_size=path.stat().st_size)
+    return ArchiveStatus.OK, ""
+
+
+@contextlib.contextmanager
+def _tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo) -> Iterator[Chunks]:
+    stream = tf.extractfile(info)
+    if stream is None:
+        raise tarfile.TarError("member has no data")
+    yield stream
+
+
+def looks_like_tar(head: bytes) -> bool:
+    if len(head) < 512:
+        return False
+    if head[257:262] == b"ustar":
+        return True
+    try:
+        tarfile.TarInfo.frombuf(head, "utf-8", "surrogateescape")
+    except tarfile.TarError:
+        return False
+    return True
+
+
+def _read_up_to(stream: IO[bytes], n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = stream.read(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def _open_zstd(path: Path) -> Any:
+    import zstandard
+
+    fh = open(path, "rb")  # noqa: SIM115
+    reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=True)
+    return reader
+
+
+class _PipeReader:
+    """stdout of a decompressor process as a file object, killed on close or timeout."""
+
+    def __init__(self, cmd: list[str], timeout: float) -> None:
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.deadline = time.monotonic() + timeout
+
+    def read(self, n: int = -1) -> bytes:
+        if time.monotonic() > self.deadline:
+            raise ToolError("decompressor timed out")
+        assert self.proc.stdout is not None
+        data = self.proc.stdout.read(n)
+        if not data:
+            rc = self.proc.wait(timeout=max(1.0, self.deadline - time.monotonic()))
+            if rc != 0:
+                err = self.proc.stderr.read().decode("utf-8", "replace").strip() if self.proc.stderr else ""
+                raise ToolError(f"decompressor failed: {err or rc}")
+        return data
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe:
+                pipe.close()
+
+    def __enter__(self) -> _PipeReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _open_bsdcat(path: Path) -> Any:
+    return _PipeReader(["bsdcat", "--", str(path)], 120.0)
+
+
+#: each returns a closeable, readable decompressed stream
+STREAM_OPENERS: dict[str, Callable[[Path], Any]] = {
+    "gzip": lambda p: gzip.open(p, "rb"),  # noqa: SIM115 - the caller closes
+    "bzip2": lambda p: bz2.open(p, "rb"),  # noqa: SIM115
+    "xz": lambda p: lzma.open(p, "rb"),  # noqa: SIM115
+    "lzma": lambda p: lzma.open(p, "rb"),  # noqa: SIM115
+    "zstd": _open_zstd,
+    "lzip": _open_bsdcat,
+    "compress": _open_bsdcat,
+}
+
+_STREAM_SUFFIXES = {
+    ".tgz": ".tar",
+    ".tbz": ".tar",
+    ".tbz2": ".tar",
+    ".txz": ".tar",
+    ".tzst": ".tar",
+    ".taz": ".tar",
+    ".gz": "",
+    ".gzip": "",
+    ".bz2": "",
+    ".bz": "",
+    ".xz": "",
+    ".lzma": "",
+    ".zst": "",
+    ".zstd": "",
+    ".lz": "",
+    ".z": "",
+}
+
+
+def _stream_member_name(name: str, kind: str) -> str:
+    """'report.pdf.gz' -> 'report.pdf'; unknown suffix -> '<name>.out'."""
+    base = PurePosixPath(name.replace("\\", "/")).name or "stream"
+    stem, dot, ext = base.rpartition(".")
+    if dot and stem and ("." + ext.lower()) in _STREAM_SUFFIXES:
+        return stem + _STREAM_SUFFIXES["." + ext.lower()]
+    return base + ".out"
