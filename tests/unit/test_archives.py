@@ -427,3 +427,27 @@ def test_member_archive_kind_by_magic(tmp_path: Path, data: bytes, kind: str | N
     path = tmp_path / "m"
     path.write_bytes(data)
     assert archive_kind(path) == kind
+
+
+@pytest.mark.parametrize(
+    ("magic", "kind"),
+    [
+        (b"7z\xbc\xaf\x27\x1c", "7z"),
+        (b"Rar!\x1a\x07\x00", "rar"),
+        (b"\xfd7zXZ\x00", "xz"),
+        (b"\x1f\x8b\x08", "gzip"),
+        (b"BZh91AY&SY", "bzip2"),
+        (b"!<arch>\n", "ar"),
+    ],
+    ids=["7z", "rar", "xz", "gzip", "bzip2", "ar"],
+)
+def test_garbage_behind_an_archive_magic_is_corrupt_not_empty(tmp_path: Path, magic: bytes, kind: str) -> None:
+    """Tools fail on such files in their own ways: lsar lists nothing and exits 0, a failed
+    decompression leaves an empty stub file. None of that may pass for an empty archive."""
+    junk = hashlib.sha256(b"seed").digest() * 16
+    path = tmp_path / f"junk.{kind}"
+    path.write_bytes(magic + junk)
+    result = unpack(path, kind, tmp_path / "work", ArchiveLimits(), ())
+    # a junk gzip header can declare an absurd size: the byte budget stops it first
+    assert result.status in (ArchiveStatus.CORRUPT, ArchiveStatus.LIMIT_EXCEEDED), result.reason
+    assert not result.extracted

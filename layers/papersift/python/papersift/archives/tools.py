@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 def read_with_tools(frame: Frame, path: Path, kind: str) -> tuple[ArchiveStatus, str]:
     engines = ("unar", "7z") if kind in ("rar", "lzh") else ("7z", "unar")
     reasons: list[str] = []
+    listed_empty: list[str] = []
     for engine in engines:
         listing = _list_7z if engine == "7z" else _list_lsar
         try:
@@ -40,7 +41,15 @@ def read_with_tools(frame: Frame, path: Path, kind: str) -> tuple[ArchiveStatus,
         except ToolError as exc:
             reasons.append(f"{engine}: {exc}")
             continue
+        if not entries:
+            # an empty listing is believed only if no other tool finds the file broken
+            listed_empty.append(engine)
+            continue
         return _extract_listed(frame, path, engine, entries, password)
+    if listed_empty:
+        if reasons:
+            return ArchiveStatus.CORRUPT, "; ".join(reasons) + f"; {', '.join(listed_empty)}: lists no member"
+        return ArchiveStatus.OK, ""
     try:
         return _patool(frame, path)
     except ToolError as exc:
@@ -102,6 +111,9 @@ def _collect(frame: Frame, out: Path, wanted: list[_Entry], error: str) -> None:
             found[full.relative_to(out).as_posix()] = full
     for entry in wanted:
         key = _tool_key(entry.name)
+        stub = key in found and error and entry.packed > 0 and found[key].lstat().st_size == 0
+        if stub:  # the tool failed while writing it: an empty stub is not the member
+            found.pop(key)
         if key not in found:
             status = MemberStatus.ENCRYPTED if entry.encrypted else MemberStatus.ERROR
             frame.run.count_member()
@@ -132,12 +144,18 @@ def _patool(frame: Frame, path: Path) -> tuple[ArchiveStatus, str]:
         password = frame.run.passwords[0] if frame.run.passwords else ""
         rc, _, err = _run_tool([sys.executable, "-c", script, str(path), str(out), password], out, frame.run)
         files = [p for p in out.rglob("*") if p.is_file() or p.is_symlink()]
-        if rc != 0 and not files:
-            raise ToolError(_last_line(err) or f"exit code {rc}")
+        if rc != 0:
+            # a failed run leaves empty stubs of what it was writing: artefacts, not members
+            files = [p for p in files if p.is_symlink() or p.stat().st_size > 0]
+            if not files:
+                raise ToolError(_last_line(err) or f"exit code {rc}")
         for full in sorted(files):
             _take(frame, full.relative_to(out).as_posix(), full)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    if rc != 0:
+        # what was written before the failure is kept and listed; the archive is still damaged
+        return ArchiveStatus.CORRUPT, f"patool: {_last_line(err) or f'exit code {rc}'}"
     return ArchiveStatus.OK, ""
 
 
@@ -309,6 +327,9 @@ def _list_lsar(path: Path, run: Run) -> tuple[list[_Entry], str | None]:
             raise ToolError(_last_line(err) or _last_line(out) or f"lsar exit code {rc}") from exc
         if doc.get("lsarError") and not doc.get("lsarContents"):
             raise ToolError(f"lsar error {doc.get('lsarError')}")
+        if "lsarContents" not in doc and "lsarFormatName" not in doc:
+            # lsar exits 0 with an empty document for bytes it cannot read as any archive
+            raise ToolError("lsar does not recognise the file as an archive")
         entries = [
             _Entry(
                 name=str(item.get("XADFileName", "")),
