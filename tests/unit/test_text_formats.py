@@ -72,13 +72,13 @@ def test_cp1252_undefined_bytes_survive_as_latin1() -> None:
     assert "\ufffd" not in decoded and "café" in decoded
 
 
-def test_plain_text_unit_reports_its_encoding() -> None:
+def test_plain_text_unit_reports_its_encoding_and_gets_a_verdict() -> None:
     [page] = extract_plain_text(SAMPLE.encode("utf-16-be"), SETTINGS)
     assert page.text == SAMPLE
     report = page.report
-    assert (report.status, report.engine, report.confidence) == ("clean", "text:utf-16-be", 1.0)
-    assert report.reason == "decoded as utf-16-be"
-    assert report.char_count == len(SAMPLE)
+    assert (report.status, report.engine) == ("clean", "text:utf-16-be")
+    assert report.reason.startswith("decoded as utf-16-be; ")
+    assert report.char_count == len(SAMPLE.strip())
     assert report.seconds >= 0
 
 
@@ -164,3 +164,11 @@ def test_corpus_text_file_yields_its_expected_phrase(row: dict[str, str]) -> Non
     data = (CORPUS / "files" / row["out_name"]).read_bytes()
     units = extract_units(data, sniff(data, row["out_name"]), SETTINGS)
     assert phrase_ok(row["expected"], "\n".join(u.text for u in units)), units[0].report.reason
+
+
+def test_plain_text_that_decodes_to_glyph_garbage_is_not_clean() -> None:
+    """A text file full of private-use code points (a font dump saved as text) is not prose."""
+    garbage = "".join(chr(0xE000 + (i * 37) % 2000) for i in range(400))
+    [page] = extract_plain_text(("Relatório\n" + garbage).encode("utf-8"), SETTINGS)
+    assert page.report.status == "corrupt_unrecoverable"
+    assert "glyph_garbage" in page.report.signals

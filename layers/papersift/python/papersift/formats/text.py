@@ -17,6 +17,7 @@ from typing import Any
 
 from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
+from papersift.formats._units import text_unit
 from papersift.report import PageReport, PageStatus
 from papersift.settings import Settings
 
@@ -194,9 +195,15 @@ def _page(text: str, encoding: str, started: float, **extra: Any) -> PageContent
 
 
 def extract_plain_text(data: bytes, settings: Settings) -> list[PageContent]:
+    """Prose gets the same verdict as any other unit: its language and signals are reported,
+    and text that decodes to garbage is not called clean."""
     started = time.perf_counter()
     text, encoding = decode_text(data)
-    return [_page(text, encoding, started)]
+    unit = text_unit(1, text, f"text:{encoding}", started)
+    unit.report.reason = f"decoded as {encoding}; {unit.report.reason}"
+    if "\ufffd" in text and "replacement_chars" not in unit.report.signals:
+        unit.report.signals.append("replacement_chars")
+    return [unit]
 
 
 def _header_keys(header: list[str]) -> list[str]:
