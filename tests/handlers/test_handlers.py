@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from handler_env import BUCKET, load_event, load_handler
+from pdf_factory import numbered_pdf
 
 from papersift.pipeline import document_id, encode_options
 
@@ -103,3 +104,18 @@ def test_assemble_as_catch_target_records_failed_with_reason(aws, lambda_context
     item = aws["table"].get_item(Key={"doc_id": doc_id})["Item"]
     assert item["status"] == "failed" and item["trusted"] is False
     assert "Lambda.Unknown" in item["reason"]
+
+
+def test_sample_step_events_drive_plan_extract_and_assemble(aws, lambda_context):
+    """events/plan-input.json, extract-input.json and assemble-input.json as SAM would send them."""
+    run_input = load_event("plan-input")
+    aws["s3"].put_object(Bucket=BUCKET, Key=run_input["key"], Body=numbered_pdf(30))
+    plan = load_handler("plan").handler(run_input, lambda_context)
+    assert (plan["status"], plan["page_count"], plan["source_name"]) == ("ready", 30, "edital nº 12.pdf")
+    batch = load_event("extract-input")
+    assert load_handler("extract").handler(batch, lambda_context)["pages"] == 25
+    assembled = load_handler("assemble").handler(load_event("assemble-input"), lambda_context)
+    assert assembled["page_count"] == 25, "only the sample batch's pages were extracted"
+    report_key = f"results/{run_input['doc_id']}/report.json"
+    report = json.loads(aws["s3"].get_object(Bucket=BUCKET, Key=report_key)["Body"].read())
+    assert report["source"]["name"] == "edital nº 12.pdf" and len(report["pages"]) == 25
