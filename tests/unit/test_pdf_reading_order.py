@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import io
-import shutil
 
-import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
 from papersift.formats import pdf
 from papersift.settings import Settings
-
-needs_pdftotext = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
 
 ROWS = [["2019", "2020", "2021", "2022"], ["851.5", "854.9", "839.3", "837.5"], ["633.6", "727.8", "789.9", "796.2"],
         ["1,485.1", "1,582.7", "1,629.2", "1,633.7"], ["114.2", "121.7", "125.3", "130.7"]]
@@ -30,10 +26,9 @@ def _table_drawn_column_by_column() -> bytes:
     return buffer.getvalue()
 
 
-@needs_pdftotext
 def test_numeric_table_stored_by_columns_reads_by_rows():
     (page,) = pdf.extract_pages(_table_drawn_column_by_column(), Settings(), 1, 1)
-    assert page.report.status == "clean" and page.report.engine == "pdftotext-layout"
+    assert page.report.status == "clean" and page.report.engine == "pdfium-rows"
     assert "row_order" in page.report.signals
     assert " ".join(page.text.split()).count("1,485.1 1,582.7 1,629.2 1,633.7") == 1
 

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import functools
 import io
+import itertools
 import os
 import re
 import shutil
@@ -84,6 +85,40 @@ def strip_controls(text: str) -> str:
 def count_unmapped(text: str) -> int:
     controls = len(_CONTROL.findall(text)) if _has_control(text) else 0
     return controls if text.isascii() else controls + text.count("\ufffd")
+
+
+def _rows_from_boxes(textpage: Any) -> str:
+    """Glyphs grouped into rows by the overlap of their vertical extents, each row read left
+    to right; a gap wider than a third of the row's glyph height starts a new token."""
+    c = pdfium_c
+    box = c.FS_RECTF()
+    glyphs: list[tuple[float, float, float, float, str]] = []  # bottom, top, x0, x1, char
+    for index in range(c.FPDFText_CountChars(textpage)):
+        code = c.FPDFText_GetUnicode(textpage, index)
+        # loose boxes span the glyph's advance and the font's height, so '1' and the ',' after
+        # it touch; spaces and line breaks are rebuilt from the geometry
+        if code <= 32 or not c.FPDFText_GetLooseCharBox(textpage, index, box):
+            continue
+        glyphs.append((box.bottom, max(box.top, box.bottom + 0.1), box.left, box.right, chr(code)))
+    rows: list[tuple[float, float, list[tuple[float, float, float, float, str]]]] = []  # band low, high, glyphs
+    for glyph in sorted(glyphs, key=lambda g: -(g[0] + g[1])):
+        if rows:
+            low, high, members = rows[-1]
+            overlap = min(high, glyph[1]) - max(low, glyph[0])
+            if overlap > 0.3 * min(high - low, glyph[1] - glyph[0]):
+                members.append(glyph)
+                rows[-1] = (min(low, glyph[0]), max(high, glyph[1]), members)
+                continue
+        rows.append((glyph[0], glyph[1], [glyph]))
+    lines = []
+    for _, _, row in rows:
+        row.sort(key=lambda g: g[2])
+        space = max(g[1] - g[0] for g in row) / 3
+        parts = [row[0][4]]
+        for before, glyph in itertools.pairwise(row):
+            parts.append((" " if glyph[2] - before[3] > space else "") + glyph[4])
+        lines.append("".join(parts))
+    return "\n".join(lines)
 
 
 def _bounded_text(textpage: Any, box: Any) -> str:
@@ -287,6 +322,28 @@ class PdfHandle:
     def layout_text(self, number: int) -> str:
         """poppler's text of one page in visual row order (``-layout``)."""
         return self._pdftotext(number, "-layout")
+
+    def row_text(self, number: int) -> str:
+        """The page's characters regrouped into visual rows from pdfium's character boxes:
+        what ``pdftotext -layout`` gives for a grid, without a process per page. Pages shown
+        rotated are left to poppler (their rows run along the unrotated page's columns)."""
+        assert self.pdfium is not None
+        c = pdfium_c
+        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
+        if not page:
+            raise EngineError(f"pdfium could not load page {number}")
+        try:
+            if c.FPDFPage_GetRotation(page) != 0:
+                return self.layout_text(number)
+            textpage = c.FPDFText_LoadPage(page)
+            if not textpage:
+                raise EngineError(f"pdfium could not load the text layer of page {number}")
+            try:
+                return _rows_from_boxes(textpage)
+            finally:
+                c.FPDFText_ClosePage(textpage)
+        finally:
+            c.FPDF_ClosePage(page)
 
     def _pdftotext(self, number: int, *options: str) -> str:
         if self._tmpdir is None:

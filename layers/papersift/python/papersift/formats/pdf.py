@@ -194,7 +194,7 @@ def _fix_reading_order(handle: PdfHandle, number: int, work: _PageWork) -> None:
     # common case) costs nothing here
     if best.verdict.language == "ar":
         _prefer_logical_rtl(handle, number, work, best)
-    elif best.verdict.language is None and "pdftotext" in handle.engines and _is_numeric_grid(best.text):
+    elif best.verdict.language is None and _is_numeric_grid(best.text):
         _prefer_visual_rows(handle, number, work, best)
 
 
@@ -241,13 +241,14 @@ def _is_numeric_grid(text: str) -> bool:
 
 
 def _prefer_visual_rows(handle: PdfHandle, number: int, work: _PageWork, best: _Candidate) -> None:
-    """A grid of numbers reads by rows: take poppler's -layout text when it holds exactly
-    the same tokens as pdfium's (only their order differs)."""
-    text = _reorder_attempt(handle, number, work, "pdftotext-layout", lambda: handle.layout_text(number))
+    """A grid of numbers reads by rows: take the text regrouped by rows from pdfium's
+    character boxes when it holds exactly the same tokens as pdfium's text (only their
+    order differs)."""
+    text = _reorder_attempt(handle, number, work, "pdfium-rows", lambda: handle.row_text(number))
     if text is None or Counter(text.split()) != Counter(best.text.split()) or text.split() == best.text.split():
         return
     verdict = assess_text(text, work.layout)
-    work.best = _Candidate("pdftotext-layout", text, replace(verdict, signals=(*verdict.signals, "row_order")),
+    work.best = _Candidate("pdfium-rows", text, replace(verdict, signals=(*verdict.signals, "row_order")),
                            best.rung)
 
 
