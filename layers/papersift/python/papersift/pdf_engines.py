@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,33 +276,45 @@ class PdfHandle:
             return self._pdftotext(number), None
         raise EngineError(f"unknown engine {engine}")
 
-    def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
-        """Page text through pdfium's C API directly: the pypdfium2 helper objects (weakref
-        finalizers per page and text page) cost as much as the extraction on small pages."""
+    @contextlib.contextmanager
+    def _pdfium_page(self, number: int) -> Iterator[Any]:
+        """pdfium's page ``number`` (1-based) through the C API, closed on exit: the pypdfium2
+        helper objects (weakref finalizers per page and text page) cost as much as the
+        extraction on small pages."""
         assert self.pdfium is not None
-        c = pdfium_c
-        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
+        page = pdfium_c.FPDF_LoadPage(self.pdfium.raw, number - 1)
         if not page:
             raise EngineError(f"pdfium could not load page {number}")
         try:
-            textpage = c.FPDFText_LoadPage(page)
-            if not textpage:
-                raise EngineError(f"pdfium could not load the text layer of page {number}")
-            try:
+            yield page
+        finally:
+            pdfium_c.FPDF_ClosePage(page)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _pdfium_text_page(page: Any, number: int) -> Iterator[Any]:
+        textpage = pdfium_c.FPDFText_LoadPage(page)
+        if not textpage:
+            raise EngineError(f"pdfium could not load the text layer of page {number}")
+        try:
+            yield textpage
+        finally:
+            pdfium_c.FPDFText_ClosePage(textpage)
+
+    def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
+        c = pdfium_c
+        with self._pdfium_page(number) as page:
+            with self._pdfium_text_page(page, number) as textpage:
                 # the visible page box, as pypdfium2's get_text_bounded: full Unicode, unlike GetText
                 box = c.FS_RECTF()
                 if not c.FPDF_GetPageBoundingBox(page, box):
                     raise EngineError(f"pdfium could not read the bounding box of page {number}")
                 text = _bounded_text(textpage, box)
-            finally:
-                c.FPDFText_ClosePage(textpage)
             if len(text) > PROBE_TEXT_CHARS and nonspace_count(text) >= PROBE_TEXT_CHARS:
                 # the verdict reads the layout only for pages with little text (scans, images of
                 # text): a page of prose skips the object walk
                 return text, LayoutProbe(layout=PageLayout(), text_objects=None)
             return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
-        finally:
-            c.FPDF_ClosePage(page)
 
     def _pypdf_text(self, number: int) -> str:
         if self._pypdf is None:
@@ -327,23 +340,11 @@ class PdfHandle:
         """The page's characters regrouped into visual rows from pdfium's character boxes:
         what ``pdftotext -layout`` gives for a grid, without a process per page. Pages shown
         rotated are left to poppler (their rows run along the unrotated page's columns)."""
-        assert self.pdfium is not None
-        c = pdfium_c
-        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
-        if not page:
-            raise EngineError(f"pdfium could not load page {number}")
-        try:
-            if c.FPDFPage_GetRotation(page) != 0:
+        with self._pdfium_page(number) as page:
+            if pdfium_c.FPDFPage_GetRotation(page) != 0:
                 return self.layout_text(number)
-            textpage = c.FPDFText_LoadPage(page)
-            if not textpage:
-                raise EngineError(f"pdfium could not load the text layer of page {number}")
-            try:
+            with self._pdfium_text_page(page, number) as textpage:
                 return _rows_from_boxes(textpage)
-            finally:
-                c.FPDFText_ClosePage(textpage)
-        finally:
-            c.FPDF_ClosePage(page)
 
     def _pdftotext(self, number: int, *options: str) -> str:
         if self._tmpdir is None:
