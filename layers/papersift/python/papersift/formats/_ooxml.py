@@ -18,6 +18,7 @@ from typing import Any
 
 from lxml import etree
 
+from papersift.content import Table
 from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
 from papersift.report import PageReport, PageStatus
 from papersift.settings import Settings
@@ -124,6 +125,15 @@ def open_ooxml(data: bytes, what: str, settings: Settings) -> Package:
             f"{what} parts expand to {total} bytes, above max_archive_total_bytes {settings.max_archive_total_bytes}"
         )
     return Package(zf=zf, names={info.filename.lower(): info.filename for info in infos})
+
+
+@dataclass
+class Block:
+    """One piece of a document body in reading order: a paragraph, a note, a table."""
+
+    text: str
+    markdown: str
+    table: Table | None = None
 
 
 def local_name(el: Any) -> str:

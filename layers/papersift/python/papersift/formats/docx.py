@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from lxml import etree
 
 from papersift.content import PageContent, Table
 from papersift.formats._ooxml import (
+    Block,
     Package,
     alternate,
     attribute,
@@ -32,13 +32,6 @@ _SKIP_IN_PARAGRAPH = frozenset(
 _NOTE_SKIP_TYPES = frozenset({"separator", "continuationSeparator", "continuationNotice"})
 
 
-@dataclass
-class _Block:
-    text: str
-    markdown: str
-    table: Table | None = None
-
-
 class _WordReader:
     """Walks WordprocessingML in document order, by local names only."""
 
@@ -50,7 +43,7 @@ class _WordReader:
         self.used_comments: set[str] = set()
         self.tables: list[Table] = []
 
-    def blocks(self, container: etree._Element) -> Iterator[_Block]:
+    def blocks(self, container: etree._Element) -> Iterator[Block]:
         for child in container:
             name = local_name(child)
             if name == "p":
@@ -64,21 +57,21 @@ class _WordReader:
                 if chosen is not None:
                     yield from self.blocks(chosen)
 
-    def _paragraph(self, p: etree._Element) -> Iterator[_Block]:
+    def _paragraph(self, p: etree._Element) -> Iterator[Block]:
         parts: list[str] = []
         boxes: list[etree._Element] = []
         refs: list[str] = []
         self._runs(p, parts, boxes, refs)
         text = "".join(parts).strip("\n")
         if text.strip():
-            yield _Block(text=text, markdown=self._paragraph_markdown(p, text))
+            yield Block(text=text, markdown=self._paragraph_markdown(p, text))
         for box in boxes:
             yield from self.blocks(box)
         for ref in refs:
             if ref in self.comments and ref not in self.used_comments:
                 self.used_comments.add(ref)
                 note = f"[comment: {self.comments[ref]}]"
-                yield _Block(text=note, markdown=f"> {note}")
+                yield Block(text=note, markdown=f"> {note}")
 
     def _runs(self, el: etree._Element, out: list[str], boxes: list[etree._Element], refs: list[str]) -> None:
         for child in el:
@@ -125,7 +118,7 @@ class _WordReader:
             return "- " + line
         return text
 
-    def _table(self, tbl: etree._Element) -> _Block:
+    def _table(self, tbl: etree._Element) -> Block:
         rows: list[list[str]] = []
         for tr in _children_through_sdt(tbl, "tr"):
             row: list[str] = []
@@ -139,7 +132,7 @@ class _WordReader:
             rows.append(row)
         table = Table(rows=rows, index=len(self.tables), header_rows=1)
         self.tables.append(table)
-        return _Block(text=table_text(rows), markdown=table.to_markdown(), table=table)
+        return Block(text=table_text(rows), markdown=table.to_markdown(), table=table)
 
 
 def _sdt_content(sdt: etree._Element) -> etree._Element:
@@ -199,7 +192,7 @@ def _paragraph_styles(pkg: Package, part: str | None) -> tuple[dict[str, int], f
     return levels, frozenset(lists)
 
 
-def _notes(reader: _WordReader, root: etree._Element, kind: str) -> Iterator[_Block]:
+def _notes(reader: _WordReader, root: etree._Element, kind: str) -> Iterator[Block]:
     """Footnotes or endnotes, without the separator pseudo-notes Word stores with them."""
     for note in root:
         if local_name(note) != kind or (attribute(note, "type") or "") in _NOTE_SKIP_TYPES:
@@ -207,7 +200,7 @@ def _notes(reader: _WordReader, root: etree._Element, kind: str) -> Iterator[_Bl
         text = " ".join(" ".join(b.text for b in reader.blocks(note)).split())
         if text:
             note_id = attribute(note, "id") or ""
-            yield _Block(text=f"[{kind} {note_id}: {text}]", markdown=f"[^{note_id}]: {text}")
+            yield Block(text=f"[{kind} {note_id}: {text}]", markdown=f"[^{note_id}]: {text}")
 
 
 def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
@@ -239,8 +232,8 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
     headings, lists = _paragraph_styles(pkg, styles)
     reader = _WordReader(headings, comments, lists)
 
-    def part_blocks(kinds: tuple[str, ...]) -> list[_Block]:
-        out: list[_Block] = []
+    def part_blocks(kinds: tuple[str, ...]) -> list[Block]:
+        out: list[Block] = []
         seen: set[str] = set()
         for kind in kinds:
             for part in sorted(set(by_type.get(kind, []))):
@@ -262,7 +255,7 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
     body = list(reader.blocks(body_el if body_el is not None else document))
     tail = part_blocks(("footnotes", "endnotes", "footer"))
     leftover = [
-        _Block(text=f"[comment: {text}]", markdown=f"> [comment: {text}]")
+        Block(text=f"[comment: {text}]", markdown=f"> [comment: {text}]")
         for cid, text in comments.items()
         if cid not in reader.used_comments
     ]

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from lxml import etree
 
 from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._ooxml import (
+    Block,
     Package,
     alternate,
     attribute,
@@ -28,13 +28,6 @@ from papersift.formats._ooxml import (
 from papersift.settings import Settings
 
 _NOTES_SKIP_PLACEHOLDERS = frozenset({"sldImg", "sldNum", "hdr", "ftr", "dt"})
-
-
-@dataclass
-class _SlideItem:
-    text: str
-    markdown: str
-    table: Table | None = None
 
 
 def _drawing_paragraphs(body: etree._Element) -> list[str]:
@@ -62,7 +55,7 @@ class _SlideReader:
         self.rels = {rid: (kind, target) for rid, kind, target in pkg.rels(part)}
         self.tables: list[Table] = []
 
-    def items(self, tree: etree._Element) -> Iterator[_SlideItem]:
+    def items(self, tree: etree._Element) -> Iterator[Block]:
         for shape in tree:
             name = local_name(shape)
             if name == "sp":
@@ -82,7 +75,7 @@ class _SlideReader:
                 return attribute(el, "type") or "body"
         return None
 
-    def _shape(self, shape: etree._Element) -> Iterator[_SlideItem]:
+    def _shape(self, shape: etree._Element) -> Iterator[Block]:
         body = find_child(shape, "txBody")
         if body is None:
             return
@@ -91,11 +84,11 @@ class _SlideReader:
             return
         text = "\n".join(paragraphs)
         if self._placeholder(shape) in ("title", "ctrTitle"):
-            yield _SlideItem(text=text, markdown="### " + " ".join(text.split()))
+            yield Block(text=text, markdown="### " + " ".join(text.split()))
         else:
-            yield _SlideItem(text=text, markdown=text)
+            yield Block(text=text, markdown=text)
 
-    def _frame(self, frame: etree._Element) -> Iterator[_SlideItem]:
+    def _frame(self, frame: etree._Element) -> Iterator[Block]:
         for el in frame.iter():
             name = local_name(el)
             if name == "tbl":
@@ -108,7 +101,7 @@ class _SlideReader:
                     rows.append(row)
                 table = Table(rows=rows, index=len(self.tables), header_rows=1)
                 self.tables.append(table)
-                yield _SlideItem(text=table_text(rows), markdown=table.to_markdown(), table=table)
+                yield Block(text=table_text(rows), markdown=table.to_markdown(), table=table)
                 return
             if name == "relIds":  # SmartArt: the text lives in the diagram data part
                 _kind, target = self.rels.get(attribute(el, "dm") or "", ("", ""))
@@ -117,7 +110,7 @@ class _SlideReader:
                     lines = [line for pt in root.iter() if local_name(pt) == "t" and local_name(pt.getparent()) == "pt"
                              for line in _drawing_paragraphs(pt)]
                     if lines:
-                        yield _SlideItem(text="\n".join(lines), markdown="\n".join(f"- {x}" for x in lines))
+                        yield Block(text="\n".join(lines), markdown="\n".join(f"- {x}" for x in lines))
                 return
 
     def notes(self) -> str:
@@ -165,7 +158,7 @@ def extract_pptx(data: bytes, settings: Settings) -> list[PageContent]:
         before = len(pkg.signals)
         root = pkg.xml(part, required=False)
         reader = _SlideReader(pkg, part)
-        items: list[_SlideItem] = []
+        items: list[Block] = []
         if root is not None:
             for tree in root.iter():
                 if local_name(tree) == "spTree":
