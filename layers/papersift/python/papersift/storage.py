@@ -6,6 +6,7 @@ on a laptop. The S3 store takes an injected client: the core never creates one.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any, Protocol
@@ -89,8 +90,6 @@ class LocalDirStore:
         return self.root / self._META / f"{key}.json"
 
     def _read_meta(self, key: str) -> dict[str, str]:
-        import json
-
         meta = self._meta_path(key)
         return json.loads(meta.read_text()) if meta.exists() else {}
 
@@ -108,8 +107,6 @@ class LocalDirStore:
         self._write_meta(key, metadata)
 
     def _write_meta(self, key: str, metadata: dict[str, str] | None) -> None:
-        import json
-
         if metadata:
             meta = self._meta_path(key)
             meta.parent.mkdir(parents=True, exist_ok=True)
