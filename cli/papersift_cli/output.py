@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
+from papersift.report import TRUSTED_DOCUMENT_STATUSES
+
 #: document status -> status understood by the corpus scorer (score.py)
 SCORE_STATUS = {
     "clean": "ok",
@@ -125,7 +127,7 @@ def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: f
                                for i, c in enumerate(cells)).rstrip() + "\n")
         if index == 0:
             stream.write("  ".join("-" * w for w in widths) + "\n")
-    trusted = sum(r.status in ("clean", "partially_recovered") for r in results)
+    trusted = sum(r.status in TRUSTED_DOCUMENT_STATUSES for r in results)
     review = sum(r.status in ("needs_review", "corrupt_unrecoverable") for r in results)
     broken = sum(r.broken for r in results)
     other = len(results) - trusted - review - broken

@@ -30,7 +30,14 @@ from papersift.errors import (
     SettingsError,
     UnsupportedFormatError,
 )
-from papersift.report import DocumentStatus, ErrorRecord, ExtractionReport, MemberReport, PageStatus
+from papersift.report import (
+    TRUSTED_DOCUMENT_STATUSES,
+    DocumentStatus,
+    ErrorRecord,
+    ExtractionReport,
+    MemberReport,
+    PageStatus,
+)
 from papersift.settings import Settings
 from papersift.sniff import FileType, sniff
 from papersift.storage import ObjectStore
@@ -404,7 +411,7 @@ def _archive_verdict(unpacked: Mapping[str, Any], members: list[MemberReport]) -
         if archive_status == "ok":
             status = DocumentStatus.EMPTY if not members else DocumentStatus.NEEDS_REVIEW
         return str(status), archive_reason or f"no member could be extracted ({len(members)} listed)"
-    untrusted = [m for m in documents if m.status not in ("clean", "partially_recovered")]
+    untrusted = [m for m in documents if m.status not in TRUSTED_DOCUMENT_STATUSES]
     not_extracted = [m for m in members if not m.doc_id and m.status not in _UNPACK_ONLY]
     if archive_status == "ok" and not not_extracted and all(m.status == "empty" for m in documents):
         return str(DocumentStatus.EMPTY), f"every member ({len(documents)}) is empty"
