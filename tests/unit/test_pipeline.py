@@ -229,3 +229,21 @@ def test_a_document_whose_extractor_finds_no_text_is_empty_not_clean(tmp_path):
     store, key = _store_with(tmp_path, "blank.pdf", buffer.getvalue())
     report = process_document(store, key, Settings())
     assert report.status == "empty" and "no text found" in report.reason and not report.trusted
+
+
+def test_an_oversized_file_is_refused_from_its_size_without_being_read(tmp_path, monkeypatch):
+    store, key = _store_with(tmp_path, "huge.txt", b"x" * 5000)
+    monkeypatch.setattr(store, "get_with_metadata", lambda key: pytest.fail("an oversized file was read"))
+    report = process_document(store, key, Settings(max_file_bytes=4096))
+    assert report.status == "failed"
+    assert "5000 bytes, over max_file_bytes=4096" in report.reason
+
+
+def test_unpack_without_a_plan_types_the_archive_from_its_first_bytes(tmp_path):
+    from papersift.pipeline import unpack_archive
+
+    store, key = _store_with(tmp_path, "bundle.bin", _zip({"a.txt": b"alpha"}))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    unpacked = unpack_archive(store, {"doc_id": "dz", "key": key, "bucket": "local"}, Settings(), scratch)
+    assert unpacked["status"] == "ok" and [i["archive_path"] for i in unpacked["items"]] == ["a.txt"]

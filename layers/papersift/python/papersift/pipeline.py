@@ -141,12 +141,12 @@ def plan_document(store: ObjectStore, request: Mapping[str, Any], settings: Sett
         if request.get(extra):
             plan[extra] = request[extra]
     try:
+        # refuse an oversized drop before reading it: it would not fit the Lambda's memory
+        plan["size"] = store.size(key)
+        if plan["size"] > settings.max_file_bytes:
+            raise LimitExceededError(f"file is {plan['size']} bytes, over max_file_bytes={settings.max_file_bytes}")
         data, metadata = store.get_with_metadata(key)
-        plan["size"] = len(data)
         doc_settings = settings_for_document(settings, metadata)
-        if len(data) > doc_settings.max_file_bytes:
-            raise LimitExceededError(
-                f"file is {len(data)} bytes, over max_file_bytes={doc_settings.max_file_bytes}")
         plan["clean_text"] = doc_settings.clean_text  # assemble never reads the source again
         file_type = sniff(data, plan["source_name"])
         plan.update(kind=file_type.kind, mime=file_type.mime, detected_by=file_type.detected_by)
@@ -217,7 +217,9 @@ def unpack_archive(store: ObjectStore, request: Mapping[str, Any], settings: Set
     local_copy = scratch / "archive"
     metadata = store.download_file(key, local_copy)
     doc_settings = settings_for_document(settings, metadata)
-    kind = plan.get("kind") or sniff(local_copy.read_bytes()[: 1024 * 1024]).kind
+    kind = plan.get("kind")
+    if not kind:  # called without a plan: archives are typed by their first bytes
+        kind = archives.archive_kind(local_copy) or "unknown"
     result = archives.unpack(local_copy, kind, scratch / "members", archives.ArchiveLimits.from_settings(doc_settings),
                              doc_settings.passwords, name=request.get("source_name") or key.rsplit("/", 1)[-1])
     members: list[dict[str, Any]] = []

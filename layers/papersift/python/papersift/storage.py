@@ -22,6 +22,8 @@ class ObjectStore(Protocol):
 
     def exists(self, key: str) -> bool: ...
 
+    def size(self, key: str) -> int: ...
+
     def list_keys(self, prefix: str) -> list[str]: ...
 
     def download_file(self, key: str, path: Path) -> dict[str, str]: ...
@@ -51,6 +53,9 @@ class S3ObjectStore:
     def exists(self, key: str) -> bool:
         response = self.client.list_objects_v2(Bucket=self.bucket, Prefix=key, MaxKeys=1)
         return any(obj["Key"] == key for obj in response.get("Contents", []))
+
+    def size(self, key: str) -> int:
+        return int(self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
 
     def list_keys(self, prefix: str) -> list[str]:
         keys: list[str] = []
@@ -114,6 +119,9 @@ class LocalDirStore:
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
+
+    def size(self, key: str) -> int:
+        return self._path(key).stat().st_size
 
     def list_keys(self, prefix: str) -> list[str]:
         base = self.root
