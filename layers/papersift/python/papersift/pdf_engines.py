@@ -18,15 +18,17 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.quality import PageLayout, nonspace_count
+
+_T = TypeVar("_T")
 
 #: the ladder, in the order the engines are tried
 ENGINE_ORDER = ("pdfium", "pypdf", "pdfplumber", "pdftotext")
@@ -86,6 +88,20 @@ def strip_controls(text: str) -> str:
 def count_unmapped(text: str) -> int:
     controls = len(_CONTROL.findall(text)) if _has_control(text) else 0
     return controls if text.isascii() else controls + text.count("\ufffd")
+
+
+def _page_text_and_layout(number: int, page: Any, textpage: Any) -> tuple[str, LayoutProbe]:
+    c = pdfium_c
+    # the visible page box, as pypdfium2's get_text_bounded: full Unicode, unlike GetText
+    box = c.FS_RECTF()
+    if not c.FPDF_GetPageBoundingBox(page, box):
+        raise EngineError(f"pdfium could not read the bounding box of page {number}")
+    text = _bounded_text(textpage, box)
+    if len(text) > PROBE_TEXT_CHARS and nonspace_count(text) >= PROBE_TEXT_CHARS:
+        # the verdict reads the layout only for pages with little text (scans, images of
+        # text): a page of prose skips the object walk
+        return text, LayoutProbe(layout=PageLayout(), text_objects=None)
+    return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
 
 
 def _rows_from_boxes(textpage: Any) -> str:
@@ -276,45 +292,29 @@ class PdfHandle:
             return self._pdftotext(number), None
         raise EngineError(f"unknown engine {engine}")
 
-    @contextlib.contextmanager
-    def _pdfium_page(self, number: int) -> Iterator[Any]:
-        """pdfium's page ``number`` (1-based) through the C API, closed on exit: the pypdfium2
-        helper objects (weakref finalizers per page and text page) cost as much as the
-        extraction on small pages."""
+    def _on_text_page(self, number: int, read: Callable[[Any, Any], _T]) -> _T:
+        """``read(page, textpage)`` on pdfium's page ``number`` (1-based) through the C API,
+        both closed afterwards: the pypdfium2 helper objects (weakref finalizers per page and
+        text page) cost as much as the extraction on small pages. A plain call, not a context
+        manager: this runs once per page on the hot path."""
         assert self.pdfium is not None
-        page = pdfium_c.FPDF_LoadPage(self.pdfium.raw, number - 1)
+        c = pdfium_c
+        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
         if not page:
             raise EngineError(f"pdfium could not load page {number}")
         try:
-            yield page
+            textpage = c.FPDFText_LoadPage(page)
+            if not textpage:
+                raise EngineError(f"pdfium could not load the text layer of page {number}")
+            try:
+                return read(page, textpage)
+            finally:
+                c.FPDFText_ClosePage(textpage)
         finally:
-            pdfium_c.FPDF_ClosePage(page)
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _pdfium_text_page(page: Any, number: int) -> Iterator[Any]:
-        textpage = pdfium_c.FPDFText_LoadPage(page)
-        if not textpage:
-            raise EngineError(f"pdfium could not load the text layer of page {number}")
-        try:
-            yield textpage
-        finally:
-            pdfium_c.FPDFText_ClosePage(textpage)
+            c.FPDF_ClosePage(page)
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
-        c = pdfium_c
-        with self._pdfium_page(number) as page:
-            with self._pdfium_text_page(page, number) as textpage:
-                # the visible page box, as pypdfium2's get_text_bounded: full Unicode, unlike GetText
-                box = c.FS_RECTF()
-                if not c.FPDF_GetPageBoundingBox(page, box):
-                    raise EngineError(f"pdfium could not read the bounding box of page {number}")
-                text = _bounded_text(textpage, box)
-            if len(text) > PROBE_TEXT_CHARS and nonspace_count(text) >= PROBE_TEXT_CHARS:
-                # the verdict reads the layout only for pages with little text (scans, images of
-                # text): a page of prose skips the object walk
-                return text, LayoutProbe(layout=PageLayout(), text_objects=None)
-            return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+        return self._on_text_page(number, functools.partial(_page_text_and_layout, number))
 
     def _pypdf_text(self, number: int) -> str:
         if self._pypdf is None:
@@ -340,11 +340,10 @@ class PdfHandle:
         """The page's characters regrouped into visual rows from pdfium's character boxes:
         what ``pdftotext -layout`` gives for a grid, without a process per page. Pages shown
         rotated are left to poppler (their rows run along the unrotated page's columns)."""
-        with self._pdfium_page(number) as page:
-            if pdfium_c.FPDFPage_GetRotation(page) != 0:
-                return self.layout_text(number)
-            with self._pdfium_text_page(page, number) as textpage:
-                return _rows_from_boxes(textpage)
+        rows = self._on_text_page(
+            number, lambda page, textpage: None if pdfium_c.FPDFPage_GetRotation(page) else _rows_from_boxes(textpage)
+        )
+        return self.layout_text(number) if rows is None else rows
 
     def _pdftotext(self, number: int, *options: str) -> str:
         if self._tmpdir is None:
