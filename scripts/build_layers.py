@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Build the Lambda dependency layer without Docker.
+"""Build the Lambda layers without Docker.
 
-pip downloads manylinux wheels for the Lambda runtime (python3.12, x86_64) into
-``build/layers/deps/python``, the directory the CDK stack turns into a LayerVersion.
+The core library layer is ``layers/papersift`` itself; its one built part, the word lists
+compiled from pyspellchecker (``papersift.lexicon``), is brought up to date first (a no-op
+when current). pip downloads manylinux wheels for the Lambda runtime (python3.12, x86_64) into
+``build/layers/deps/python``, the directory the CDK stack turns into the dependency LayerVersion.
 A stamp file records the hash of the requirements and the pip arguments; while it matches,
 the script returns at once and needs no network, which is why cdk.json can run it before
 every synth.
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "layers" / "papersift" / "python"
 REQUIREMENTS = ROOT / "layers" / "requirements.txt"
 LAYER_DIR = ROOT / "build" / "layers" / "deps"
 STAMP = LAYER_DIR / ".requirements.sha256"
@@ -81,10 +84,17 @@ def size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
 
 
+def compile_word_lists() -> None:
+    """The core layer's word lists, by the library's own compiler (no network needed)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(CORE), os.environ.get("PYTHONPATH"))))}
+    subprocess.run([sys.executable, "-m", "papersift.lexicon"], env=env, check=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--force", action="store_true", help="rebuild even when the stamp matches")
     args = parser.parse_args(argv)
+    compile_word_lists()
     if os.environ.get("PAPERSIFT_SKIP_LAYER_BUILD") == "1":
         print("build_layers: skipped (PAPERSIFT_SKIP_LAYER_BUILD=1)", file=sys.stderr)
         return 0

@@ -85,3 +85,13 @@ def test_the_stack_reads_the_stamp_the_script_writes(build_layers: ModuleType) -
     from infra.stacks.pipeline_stack import DEPS_LAYER_DIR, LAYER_STAMP
 
     assert build_layers.STAMP == DEPS_LAYER_DIR / LAYER_STAMP
+
+
+def test_the_core_layer_carries_current_compiled_word_lists() -> None:
+    """The core layer is layers/papersift as it is on disk: its word lists must be built there
+    (setup.py's build step and scripts/build_layers.py compile them), or every cold start fails."""
+    from papersift import lexicon
+
+    data = REPO / "layers" / "papersift" / "python" / "papersift" / "data"
+    assert all((data / name).is_file() for name in lexicon.COMPILED_FILES)
+    assert lexicon.is_current(data)

@@ -20,6 +20,12 @@ class SettingsError(PapersiftError, ValueError):
     code = "bad_setting"
 
 
+class InstallationError(PapersiftError):
+    """papersift itself is incompletely installed (a build step did not run): no input is at fault."""
+
+    code = "installation"
+
+
 class InputError(PapersiftError):
     """The input itself is bad: the file, not papersift, is at fault."""
 
