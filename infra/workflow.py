@@ -7,6 +7,8 @@ states as a document of its own (inline, or a Distributed Map for large archives
 the archive itself is assembled. ``workflow.asl.json`` is that definition written out
 (``python -m infra.workflow``), kept for reading and for SAM; a test keeps it in sync.
 
+The fields passed between states, the JSONPaths into step results and the plan routes come from
+the step models (``papersift.steps``): a path naming a field no model has fails the build.
 The CDK stack and the local runner both deploy ``definition_text()``. Pure: no CDK, no AWS.
 """
 
@@ -18,6 +20,18 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from papersift.steps import (
+    PLAN_ROUTES,
+    AssembleRequest,
+    DocumentRef,
+    Plan,
+    Route,
+    UnpackRequest,
+    UnpackResult,
+    field_path,
+    required_fields,
+)
 
 DEFINITION_PATH = Path(__file__).resolve().parent / "workflow.asl.json"
 
@@ -51,12 +65,25 @@ _OCR_THROTTLED = {
     "MaxDelaySeconds": 120,
     "JitterStrategy": "FULL",
 }
-#: what every step needs to find the document; page text never travels in the state
-_DOCUMENT_FIELDS = ("doc_id", "bucket", "key", "source_name")
-_MEMBER_FIELDS = (*_DOCUMENT_FIELDS, "parent_doc_id", "archive_path")
+#: what every step needs to find the document; page text never travels in the state. A dropped
+#: file's execution input may leave out the optional fields; a member item (unpack's dump) has all.
+_DOCUMENT_FIELDS = required_fields(DocumentRef)
+_MEMBER_FIELDS = tuple(DocumentRef.model_fields)
 
 
-def _select(fields: tuple[str, ...], **extra: str) -> dict[str, str]:
+def _plan(name: str) -> str:
+    return field_path("$.plan", Plan, name)
+
+
+def _unpack(name: str) -> str:
+    return field_path("$.unpack", UnpackResult, name)
+
+
+def _request(model: type[DocumentRef], fields: tuple[str, ...], **extra: str) -> dict[str, str]:
+    """A task's Parameters: the document's fields and ``extra`` state paths, each a field of the
+    step's request model."""
+    for name in (*fields, *extra):
+        field_path("$", model, name)
     return {**{f"{name}.$": f"$.{name}" for name in fields}, **{f"{k}.$": v for k, v in extra.items()}}
 
 
@@ -104,18 +131,23 @@ def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool,
     top level switches to a Distributed Map (members are already one child execution each).
     """
     failure, assemble = f"{prefix}RecordFailure", f"{prefix}Assemble"
+    next_state = {
+        Route.EXTRACT: f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline",
+        Route.UNPACK: f"{prefix}Unpack",
+    }
     route: dict[str, Any] = {
         "Type": "Choice",
-        "Comment": "ready: extract pages; archive: unpack; anything else (encrypted, empty, ...) is final",
-        "Choices": [{"Variable": "$.plan.status", "StringEquals": "ready",
-                     "Next": f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline"}],
+        "Comment": "Plan.route: ready -> extract pages; archive -> unpack; anything else (encrypted, empty, ...) "
+                   "is final",
+        "Choices": [{"Variable": _plan("status"), "StringEquals": status, "Next": next_state[target]}
+                    for status, target in PLAN_ROUTES.items() if archives or target is not Route.UNPACK],
         "Default": assemble,
     }
     inline_map: dict[str, Any] = {
         "Type": "Map",
-        "ItemsPath": "$.plan.batches",
+        "ItemsPath": _plan("batches"),
         # Settings.max_concurrency, carried by the plan: page batches of one document at a time
-        "MaxConcurrencyPath": "$.plan.max_concurrency",
+        "MaxConcurrencyPath": _plan("max_concurrency"),
         "ItemProcessor": _extract_batch_processor("INLINE"),
         "ResultPath": None,
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
@@ -131,22 +163,21 @@ def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool,
         states[f"{prefix}ChooseMapKind"] = {
             "Type": "Choice",
             "Comment": "The plan step decides (distributed_map_threshold); the batches are then in an S3 manifest",
-            "Choices": [{"Variable": "$.plan.use_distributed_map", "BooleanEquals": True,
+            "Choices": [{"Variable": _plan("use_distributed_map"), "BooleanEquals": True,
                          "Next": f"{prefix}ExtractBatchesDistributed"}],
             "Default": f"{prefix}ExtractBatchesInline",
         }
         states[f"{prefix}ExtractBatchesDistributed"] = {
             **{k: v for k, v in inline_map.items() if k not in ("ItemsPath", "ItemProcessor")},
-            "ItemReader": _manifest_reader("$.plan.bucket", "$.plan.manifest_key"),
+            "ItemReader": _manifest_reader(_plan("bucket"), _plan("manifest_key")),
             "ItemProcessor": _extract_batch_processor("DISTRIBUTED"),
         }
     if archives:
-        route["Choices"].append({"Variable": "$.plan.status", "StringEquals": "archive", "Next": f"{prefix}Unpack"})
         states.update(_archive_states(prefix, fields, assemble, failure))
     states[assemble] = _task("Assemble", "Write text, Markdown, report and the DynamoDB item",
-                             parameters=_select(fields, plan="$.plan"), catch_to=failure)
+                             parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
     states[failure] = _task("Assemble", "Every failure ends as a recorded status with a reason, never a silent stop",
-                            parameters=_select(fields, error="$.error"))
+                            parameters=_request(AssembleRequest, fields, error="$.error"))
     return states
 
 
@@ -155,8 +186,8 @@ def _archive_states(prefix: str, fields: tuple[str, ...], assemble: str, failure
     members_inline: dict[str, Any] = {
         "Type": "Map",
         "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
-        "ItemsPath": "$.unpack.items",
-        "MaxConcurrencyPath": "$.unpack.max_concurrency",
+        "ItemsPath": _unpack("items"),
+        "MaxConcurrencyPath": _unpack("max_concurrency"),
         "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": "MemberPlan",
                           "States": member_processor_states},
         "ResultPath": None,
@@ -165,18 +196,18 @@ def _archive_states(prefix: str, fields: tuple[str, ...], assemble: str, failure
     }
     members_distributed = {
         **{k: v for k, v in members_inline.items() if k != "ItemsPath"},
-        "ItemReader": _manifest_reader("$.bucket", "$.unpack.manifest_key"),
+        "ItemReader": _manifest_reader("$.bucket", _unpack("manifest_key")),
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
                           "StartAt": "MemberPlan", "States": member_processor_states},
     }
     return {
         f"{prefix}Unpack": _task("Unpack", "Open the archive safely; each member is uploaded as a document of its own",
-                                 parameters=_select(fields, plan="$.plan"), result_path="$.unpack",
+                                 parameters=_request(UnpackRequest, fields, plan="$.plan"), result_path="$.unpack",
                                  catch_to=failure, next_state=f"{prefix}ChooseMemberMapKind"),
         f"{prefix}ChooseMemberMapKind": {
             "Type": "Choice",
             "Comment": "Large archives read their members from an S3 manifest in a Distributed Map",
-            "Choices": [{"Variable": "$.unpack.use_distributed_map", "BooleanEquals": True,
+            "Choices": [{"Variable": _unpack("use_distributed_map"), "BooleanEquals": True,
                          "Next": f"{prefix}ProcessMembersDistributed"}],
             "Default": f"{prefix}ProcessMembersInline",
         },

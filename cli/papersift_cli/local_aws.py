@@ -31,8 +31,8 @@ from types import ModuleType, TracebackType
 from typing import Any
 from urllib.request import Request, urlopen
 
-from papersift.pipeline import OPTIONS_METADATA_KEY, encode_options
 from papersift.settings import Settings
+from papersift.steps import DocumentOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
@@ -487,10 +487,10 @@ class LocalAws:
 
     # -- driving the pipeline ------------------------------------------------------------------
 
-    def drop(self, path: Path, options: Mapping[str, Any] | None = None, name: str | None = None) -> str:
+    def drop(self, path: Path, options: DocumentOptions | None = None, name: str | None = None) -> str:
         """Upload a file under ``incoming/``; S3 -> SQS -> ingest starts its execution. Returns the key."""
         key = INCOMING_PREFIX + (name or path.name)
-        metadata = {OPTIONS_METADATA_KEY: encode_options(options)} if options else {}
+        metadata = options.metadata() if options else {}
         with path.open("rb") as body:
             self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=body, Metadata=metadata)
         return key

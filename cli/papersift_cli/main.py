@@ -18,6 +18,7 @@ from typing import Any
 
 from papersift.errors import SettingsError
 from papersift.settings import OCR_MODES, Settings
+from papersift.steps import DocumentOptions, DocumentRef, document_id
 from papersift_cli.output import FileResult, print_summary, unique_names, write_flat, write_folder
 from papersift_cli.progress import Progress
 
@@ -80,13 +81,10 @@ def collect_inputs(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def document_options(settings: Settings) -> dict[str, Any]:
+def document_options(settings: Settings) -> DocumentOptions:
     """Per-upload options (S3 metadata): passwords never go into the Lambdas' environment."""
-    options: dict[str, Any] = {"extract_tables": settings.extract_tables, "ocr_mode": settings.ocr_mode,
-                               "clean_text": settings.clean_text}
-    if settings.passwords:
-        options["passwords"] = list(settings.passwords)
-    return options
+    return DocumentOptions(extract_tables=settings.extract_tables, ocr_mode=settings.ocr_mode,
+                           clean_text=settings.clean_text, passwords=settings.passwords)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,9 +222,10 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
         for path, name in zip(inputs, names, strict=True):
             progress.update(current=name)
             key = f"incoming/{name}"
-            store.upload_file(path, key)
+            document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=path.name)
+            store.upload_file(path, document.key)
             started = time.monotonic()
-            report = process_document(store, key, settings, source_name=path.name)
+            report = process_document(store, document, settings)
             prefix = results_prefix(report.doc_id)
             files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in
                      k.removeprefix(prefix)}

@@ -12,10 +12,12 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.pipeline import assemble_document, document_item, results_prefix
 from papersift.settings import Settings
+from papersift.steps import AssembleRequest, AssembleResult
 from papersift.storage import S3ObjectStore
 
 logger = Logger()
@@ -29,11 +31,13 @@ table = boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"])
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger.append_keys(doc_id=event["doc_id"])
-    report = assemble_document(S3ObjectStore(s3, event["bucket"]), event, settings)
+@event_parser(model=AssembleRequest)
+def handler(event: AssembleRequest, context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event.doc_id)
+    report = assemble_document(S3ObjectStore(s3, event.bucket), event, settings)
     table.put_item(Item=document_item(report))
     metrics.add_metric(name=f"Documents_{report.status}", unit=MetricUnit.Count, value=1)
     logger.info("assembled", extra={"status": report.status, "pages": report.page_count, "reason": report.reason})
-    return {"doc_id": report.doc_id, "status": report.status, "page_count": report.page_count,
-            "results_prefix": results_prefix(report.doc_id)}
+    result = AssembleResult(doc_id=report.doc_id, status=report.status, page_count=report.page_count,
+                            results_prefix=results_prefix(report.doc_id))
+    return result.model_dump(mode="json")

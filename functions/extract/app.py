@@ -8,10 +8,12 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.pipeline import extract_batch
 from papersift.settings import Settings
+from papersift.steps import Batch
 from papersift.storage import S3ObjectStore
 
 logger = Logger()
@@ -24,8 +26,9 @@ s3 = boto3.client("s3")
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger.append_keys(doc_id=event["doc_id"], batch_index=event["batch_index"])
-    summary = extract_batch(S3ObjectStore(s3, event["bucket"]), event, settings)
-    metrics.add_metric(name="PagesExtracted", unit=MetricUnit.Count, value=summary["pages"])
-    return summary
+@event_parser(model=Batch)
+def handler(event: Batch, context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event.doc_id, batch_index=event.batch_index)
+    result = extract_batch(S3ObjectStore(s3, event.bucket), event, settings)
+    metrics.add_metric(name="PagesExtracted", unit=MetricUnit.Count, value=result.pages)
+    return result.model_dump(mode="json")

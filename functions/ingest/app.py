@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, S3Eve
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from papersift.pipeline import document_id
+from papersift.steps import RunInput
 
 logger = Logger()
 tracer = Tracer()
@@ -60,11 +60,10 @@ def dropped_objects(body: dict[str, Any]) -> list[DroppedObject]:
 
 
 def start_run(obj: DroppedObject) -> None:
-    doc_id = document_id(obj.bucket, obj.key, obj.version_id, obj.etag)
-    run_input = {"doc_id": doc_id, "bucket": obj.bucket, "key": obj.key, "version_id": obj.version_id,
-                 "etag": obj.etag, "source_name": obj.key.rsplit("/", 1)[-1]}
+    run_input = RunInput.for_object(obj.bucket, obj.key, obj.version_id, obj.etag)
+    doc_id = run_input.doc_id
     try:
-        sfn.start_execution(stateMachineArn=STATE_MACHINE_ARN, name=doc_id, input=json.dumps(run_input))
+        sfn.start_execution(stateMachineArn=STATE_MACHINE_ARN, name=doc_id, input=run_input.model_dump_json())
         metrics.add_metric(name="ExecutionsStarted", unit=MetricUnit.Count, value=1)
         logger.info("started", extra={"doc_id": doc_id, "key": obj.key})
     except sfn.exceptions.ExecutionAlreadyExists:

@@ -8,10 +8,12 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.pipeline import plan_document
 from papersift.settings import Settings
+from papersift.steps import RunInput
 from papersift.storage import S3ObjectStore
 
 logger = Logger()
@@ -24,10 +26,11 @@ s3 = boto3.client("s3")
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger.append_keys(doc_id=event["doc_id"])
-    plan = plan_document(S3ObjectStore(s3, event["bucket"]), event, settings)
+@event_parser(model=RunInput)
+def handler(event: RunInput, context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event.doc_id)
+    plan = plan_document(S3ObjectStore(s3, event.bucket), event, settings)
     metrics.add_metric(name="DocumentsPlanned", unit=MetricUnit.Count, value=1)
-    metrics.add_metric(name="PagesPlanned", unit=MetricUnit.Count, value=plan["page_count"])
-    logger.info("planned", extra={k: plan[k] for k in ("kind", "status", "page_count", "batch_count")})
-    return plan
+    metrics.add_metric(name="PagesPlanned", unit=MetricUnit.Count, value=plan.page_count)
+    logger.info("planned", extra=plan.model_dump(include={"kind", "status", "page_count", "batch_count"}))
+    return plan.model_dump(mode="json")

@@ -15,10 +15,12 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.pipeline import unpack_archive
 from papersift.settings import Settings
+from papersift.steps import UnpackRequest
 from papersift.storage import S3ObjectStore
 
 logger = Logger()
@@ -31,10 +33,11 @@ s3 = boto3.client("s3")
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger.append_keys(doc_id=event["doc_id"])
+@event_parser(model=UnpackRequest)
+def handler(event: UnpackRequest, context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(doc_id=event.doc_id)
     with tempfile.TemporaryDirectory(prefix="unpack-") as scratch:
-        unpacked = unpack_archive(S3ObjectStore(s3, event["bucket"]), event, settings, Path(scratch))
-    metrics.add_metric(name="ArchiveMembers", unit=MetricUnit.Count, value=unpacked["member_count"])
-    logger.info("unpacked", extra={k: unpacked[k] for k in ("status", "reason", "member_count", "item_count")})
-    return unpacked
+        unpacked = unpack_archive(S3ObjectStore(s3, event.bucket), event, settings, Path(scratch))
+    metrics.add_metric(name="ArchiveMembers", unit=MetricUnit.Count, value=unpacked.member_count)
+    logger.info("unpacked", extra=unpacked.model_dump(include={"status", "reason", "member_count", "item_count"}))
+    return unpacked.model_dump(mode="json")

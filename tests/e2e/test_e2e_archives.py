@@ -12,6 +12,7 @@ from archive_factory import compress, have, tar_bytes, with_tool, zip_bytes
 from pdf_factory import text_pdf
 
 from papersift import pipeline
+from papersift.steps import UnpackResult
 from papersift_cli.main import main
 
 from .conftest import docx_bytes
@@ -96,11 +97,11 @@ def test_archive_with_more_members_than_the_threshold_goes_through_the_distribut
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the unpack handler is loaded afresh by each LocalAws start, so it binds this spy
-    unpacked: list[dict[str, Any]] = []
+    unpacked: list[UnpackResult] = []
     real_unpack = pipeline.unpack_archive
 
-    def recording_unpack(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        result: dict[str, Any] = real_unpack(*args, **kwargs)
+    def recording_unpack(*args: Any, **kwargs: Any) -> UnpackResult:
+        result = real_unpack(*args, **kwargs)
         unpacked.append(result)
         return result
 
@@ -112,7 +113,7 @@ def test_archive_with_more_members_than_the_threshold_goes_through_the_distribut
     config.write_text("[papersift]\ndistributed_map_threshold = 3\n", encoding="utf-8")
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "lote.zip"), "--out", str(out), "--config", str(config), "--quiet"]) == 0
-    assert [(u["use_distributed_map"], u["item_count"], u["items"]) for u in unpacked] == [(True, 8, [])]
+    assert [(u.use_distributed_map, u.item_count, u.items) for u in unpacked] == [(True, 8, [])]
     report = _report(out / "lote.zip")
     members = _members(report)
     assert sorted(members) == sorted(f"lote/item_{n}.txt" for n in range(1, 9))

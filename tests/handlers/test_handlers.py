@@ -8,7 +8,7 @@ from typing import Any
 from handler_env import BUCKET, load_event, load_handler
 from pdf_factory import numbered_pdf
 
-from papersift.pipeline import document_id, encode_options
+from papersift.steps import DocumentOptions, document_id
 
 
 def _sqs_wrapping(body: dict[str, Any], message_id: str = "m-1") -> dict[str, Any]:
@@ -88,12 +88,14 @@ def test_plan_records_encrypted_pdf_without_password_as_terminal_status(aws, lam
     writer.write(buffer)
     aws["s3"].put_object(Bucket=BUCKET, Key="incoming/locked.pdf", Body=buffer.getvalue())
     plan = load_handler("plan").handler(
-        {"doc_id": "dlocked", "bucket": BUCKET, "key": "incoming/locked.pdf"}, lambda_context)
+        {"doc_id": "dlocked", "bucket": BUCKET, "key": "incoming/locked.pdf", "source_name": "locked.pdf"},
+        lambda_context)
     assert plan["status"] == "encrypted" and plan["batches"] == []
     aws["s3"].put_object(Bucket=BUCKET, Key="incoming/locked2.pdf", Body=buffer.getvalue(),
-                         Metadata={"papersift-options": encode_options({"passwords": ["s3cret"]})})
+                         Metadata=DocumentOptions(passwords=("s3cret",)).metadata())
     plan = load_handler("plan").handler(
-        {"doc_id": "dlocked2", "bucket": BUCKET, "key": "incoming/locked2.pdf"}, lambda_context)
+        {"doc_id": "dlocked2", "bucket": BUCKET, "key": "incoming/locked2.pdf", "source_name": "locked2.pdf"},
+        lambda_context)
     assert plan["status"] == "ready" and plan["page_count"] == 1
 
 

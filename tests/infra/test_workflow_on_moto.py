@@ -23,6 +23,20 @@ from moto import mock_aws  # noqa: E402
 from moto.awslambda.models import LambdaFunction  # noqa: E402
 
 from infra.workflow import PLACEHOLDERS, load_definition  # noqa: E402
+from papersift.steps import (  # noqa: E402
+    ARCHIVE,
+    READY,
+    AssembleRequest,
+    AssembleResult,
+    Batch,
+    DocumentRef,
+    ExtractResult,
+    Plan,
+    RunInput,
+    UnpackRequest,
+    UnpackResult,
+    manifest_json,
+)
 
 REGION = "us-east-1"
 BUCKET = "papersift-workflow-test"
@@ -33,7 +47,11 @@ class CorruptInputError(Exception):
 
 
 class FakeSteps:
-    """Stand-ins for plan/extract/unpack/assemble that record what the workflow sent them."""
+    """Stand-ins for plan/extract/unpack/assemble that record what the workflow sent them.
+
+    Each parses its event with the step's request model and answers with the result model, as
+    the real handlers do: a workflow that sends a field no model has fails here.
+    """
 
     def __init__(self, s3: Any) -> None:
         self.s3 = s3
@@ -46,51 +64,42 @@ class FakeSteps:
     def __call__(self, step: str, event: dict[str, Any]) -> Any:
         with self._lock:
             self.calls.append((step, event))
-        return getattr(self, step)(event)
+        handlers = {"plan": (RunInput, self.plan), "extract": (Batch, self.extract),
+                    "unpack": (UnpackRequest, self.unpack), "assemble": (AssembleRequest, self.assemble)}
+        model, handler = handlers[step]
+        return handler(model.model_validate(event)).model_dump(mode="json")
 
-    def plan(self, event: dict[str, Any]) -> dict[str, Any]:
-        name = event["source_name"]
-        doc = {k: event[k] for k in ("doc_id", "bucket", "key")}
-        batches = [
-            {**doc, "kind": "pdf", "first_page": 1 + 10 * i, "last_page": 10 * (i + 1), "batch_index": i}
-            for i in range(3)
-        ]
-        plan = {
-            **doc,
-            "source_name": name,
-            "status": "ready",
-            "batches": batches,
-            "batch_count": 3,
-            "use_distributed_map": False,
-            "manifest_key": f"work/{event['doc_id']}/batches.json",
-            "max_concurrency": 4,
-        }
+    def plan(self, event: RunInput) -> Plan:
+        name = event.source_name
+        batches = [Batch(doc_id=event.doc_id, bucket=event.bucket, key=event.key, kind="pdf", first_page=1 + 10 * i,
+                         last_page=10 * (i + 1), batch_index=i) for i in range(3)]
+        plan = Plan(**event.ref.model_dump(), status=READY, batches=batches, batch_count=3,
+                    manifest_key=f"work/{event.doc_id}/batches.json", max_concurrency=4)
         if name.startswith("big"):
-            self.s3.put_object(Bucket=BUCKET, Key=plan["manifest_key"], Body=json.dumps(batches).encode())
-            plan.update(batches=[], use_distributed_map=True)
-        elif name.endswith(".zip"):
-            plan.update(status="archive", batches=[], batch_count=0)
-        elif name.endswith(".xyz"):
-            plan.update(status="unsupported", batches=[], batch_count=0)
+            self.s3.put_object(Bucket=BUCKET, Key=plan.manifest_key, Body=manifest_json(batches))
+            return plan.model_copy(update={"batches": [], "use_distributed_map": True})
+        if name.endswith(".zip"):
+            return plan.model_copy(update={"status": ARCHIVE, "batches": [], "batch_count": 0})
+        if name.endswith(".xyz"):
+            return plan.model_copy(update={"status": "unsupported", "batches": [], "batch_count": 0})
         return plan
 
-    def extract(self, event: dict[str, Any]) -> dict[str, Any]:
-        if "poison" in event["key"] and event["batch_index"] == 1:
+    def extract(self, event: Batch) -> ExtractResult:
+        if "poison" in event.key and event.batch_index == 1:
             raise CorruptInputError("page 12 has a broken content stream")
-        return {"batch_index": event["batch_index"], "pages": 10, "chars": 1234}
+        return ExtractResult(batch_index=event.batch_index, pages=10, chars=1234)
 
-    def unpack(self, event: dict[str, Any]) -> dict[str, Any]:
-        items = [
-            {"doc_id": f"{event['doc_id']}-m{i}", "bucket": event["bucket"], "source_name": f"a{i}.txt",
-             "key": f"members/{event['doc_id']}/a{i}.txt", "parent_doc_id": event["doc_id"],
-             "archive_path": f"dir/a{i}.txt"}
-            for i in range(2)
-        ]
-        return {"status": "ok", "reason": "", "member_count": 2, "item_count": 2, "use_distributed_map": False,
-                "manifest_key": f"work/{event['doc_id']}/member-items.json", "max_concurrency": 4, "items": items}
+    def unpack(self, event: UnpackRequest) -> UnpackResult:
+        items = [DocumentRef(doc_id=f"{event.doc_id}-m{i}", bucket=event.bucket, source_name=f"a{i}.txt",
+                             key=f"members/{event.doc_id}/a{i}.txt", parent_doc_id=event.doc_id,
+                             archive_path=f"dir/a{i}.txt")
+                 for i in range(2)]
+        return UnpackResult(status="ok", member_count=2, item_count=2, use_distributed_map=False,
+                            manifest_key=f"work/{event.doc_id}/member-items.json", max_concurrency=4, items=items)
 
-    def assemble(self, event: dict[str, Any]) -> dict[str, Any]:
-        return {"doc_id": event["doc_id"], "status": "failed" if "error" in event else "clean"}
+    def assemble(self, event: AssembleRequest) -> AssembleResult:
+        return AssembleResult(doc_id=event.doc_id, status="failed" if event.error else "clean", page_count=0,
+                              results_prefix=f"results/{event.doc_id}/")
 
 
 def _dispatching_invoke(steps: FakeSteps) -> Callable[..., bytes]:
@@ -137,15 +146,9 @@ def workflow() -> Iterator[tuple[Any, str, FakeSteps]]:
 def run(workflow: tuple[Any, str, FakeSteps], source_name: str) -> tuple[dict[str, Any], FakeSteps]:
     sfn, machine_arn, steps = workflow
     doc_id = source_name.replace(".", "-")
-    run_input = {
-        "doc_id": doc_id,
-        "bucket": BUCKET,
-        "key": f"incoming/{source_name}",
-        "version_id": None,
-        "etag": "abc",
-        "source_name": source_name,
-    }
-    execution = sfn.start_execution(stateMachineArn=machine_arn, name=doc_id, input=json.dumps(run_input))
+    run_input = RunInput(doc_id=doc_id, bucket=BUCKET, key=f"incoming/{source_name}", source_name=source_name,
+                         etag="abc")
+    execution = sfn.start_execution(stateMachineArn=machine_arn, name=doc_id, input=run_input.model_dump_json())
     deadline = time.monotonic() + 30
     while (described := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] == "RUNNING":
         assert time.monotonic() < deadline, "execution did not finish"
@@ -165,7 +168,8 @@ def test_a_small_document_runs_its_batches_inline_then_assembles(workflow: tuple
     (assembled,) = for_doc(steps.called("assemble"), "small-pdf")
     assert set(assembled) == {"doc_id", "bucket", "key", "source_name", "plan"}
     assert assembled["plan"]["status"] == "ready"
-    assert json.loads(described["output"]) == {"doc_id": "small-pdf", "status": "clean"}
+    assert json.loads(described["output"]) == {"doc_id": "small-pdf", "status": "clean", "page_count": 0,
+                                               "results_prefix": "results/small-pdf/"}
 
 
 def test_plan_receives_the_execution_input_unchanged(workflow: tuple[Any, str, FakeSteps]) -> None:
@@ -176,9 +180,11 @@ def test_plan_receives_the_execution_input_unchanged(workflow: tuple[Any, str, F
         "doc_id": "input-pdf",
         "bucket": BUCKET,
         "key": "incoming/input.pdf",
+        "source_name": "input.pdf",
+        "parent_doc_id": None,
+        "archive_path": None,
         "version_id": None,
         "etag": "abc",
-        "source_name": "input.pdf",
     }
 
 

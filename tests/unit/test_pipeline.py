@@ -11,17 +11,14 @@ import pytest
 
 from papersift.pipeline import (
     assemble_document,
-    decode_options,
-    document_id,
     document_item,
-    encode_options,
     extract_batch,
     page_key,
     plan_document,
     process_document,
-    settings_for_document,
 )
 from papersift.settings import Settings
+from papersift.steps import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
 from papersift.storage import LocalDirStore
 
 SCHEMA = json.loads(
@@ -29,11 +26,17 @@ SCHEMA = json.loads(
 )
 
 
-def _store_with(tmp_path: Path, name: str, data: bytes, options: dict | None = None) -> tuple[LocalDirStore, str]:
+def _store_with(tmp_path: Path, name: str, data: bytes,
+                options: DocumentOptions | None = None) -> tuple[LocalDirStore, DocumentRef]:
     store = LocalDirStore(tmp_path / "bucket")
     key = f"incoming/{name}"
-    store.put(key, data, metadata={"papersift-options": encode_options(options)} if options else None)
-    return store, key
+    store.put(key, data, metadata=options.metadata() if options else None)
+    return store, _ref(key)
+
+
+def _ref(key: str, doc_id: str | None = None) -> DocumentRef:
+    return DocumentRef(doc_id=doc_id or document_id("local", key), bucket="local", key=key,
+                       source_name=key.rsplit("/", 1)[-1])
 
 
 def test_document_id_is_stable_per_object_version_and_distinct_across_versions():
@@ -44,37 +47,37 @@ def test_document_id_is_stable_per_object_version_and_distinct_across_versions()
 
 
 def test_options_round_trip_non_ascii_and_space_only_passwords():
-    options = {"passwords": ["garçon", "    "], "extract_tables": True}
-    assert decode_options({"papersift-options": encode_options(options)}) == options
-    settings = settings_for_document(Settings(passwords=("base",)), {"papersift-options": encode_options(options)})
+    options = DocumentOptions(passwords=("garçon", "    "), extract_tables=True)
+    assert DocumentOptions.from_metadata(options.metadata()) == options
+    settings = DocumentOptions.from_metadata(options.metadata()).apply(Settings(passwords=("base",)))
     assert settings.passwords == ("base", "garçon", "    ") and settings.extract_tables is True
 
 
 def test_plan_cuts_a_pdf_into_batches_of_the_configured_size(tmp_path, pdf_factory):
-    store, key = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(23))
-    plan = plan_document(store, {"doc_id": "d1", "key": key}, Settings(page_batch_size=10))
-    assert plan["status"] == "ready" and plan["page_count"] == 23
-    assert [(b["first_page"], b["last_page"]) for b in plan["batches"]] == [(1, 10), (11, 20), (21, 23)]
-    assert not plan["use_distributed_map"]
+    store, document = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(23))
+    plan = plan_document(store, _ref(document.key, "d1"), Settings(page_batch_size=10))
+    assert plan.status == "ready" and plan.page_count == 23
+    assert [(b.first_page, b.last_page) for b in plan.batches] == [(1, 10), (11, 20), (21, 23)]
+    assert not plan.use_distributed_map
 
 
 def test_large_plans_move_batches_to_a_manifest_for_the_distributed_map(tmp_path, pdf_factory):
-    store, key = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(12))
-    plan = plan_document(store, {"doc_id": "d2", "key": key}, Settings(page_batch_size=2, distributed_map_threshold=3))
-    assert plan["use_distributed_map"] and plan["batches"] == [], "state stays small"
-    manifest = json.loads(store.get(plan["manifest_key"]))
+    store, document = _store_with(tmp_path, "long.pdf", pdf_factory.numbered_pdf(12))
+    plan = plan_document(store, _ref(document.key, "d2"), Settings(page_batch_size=2, distributed_map_threshold=3))
+    assert plan.use_distributed_map and plan.batches == [], "state stays small"
+    manifest = json.loads(store.get(plan.manifest_key))
     assert len(manifest) == 6 and manifest[-1]["last_page"] == 12
 
 
 def test_retried_batch_skips_pages_already_written(tmp_path, pdf_factory, monkeypatch):
-    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(3))
-    plan = plan_document(store, {"doc_id": "d3", "key": key}, Settings())
-    extract_batch(store, plan["batches"][0], Settings())
+    store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(3))
+    plan = plan_document(store, _ref(document.key, "d3"), Settings())
+    extract_batch(store, plan.batches[0], Settings())
     assert store.exists(page_key("d3", 3))
     import papersift.formats as formats
 
     monkeypatch.setattr(formats, "extract_units", lambda *a, **k: pytest.fail("finished pages re-extracted"))
-    assert extract_batch(store, plan["batches"][0], Settings())["skipped"] is True
+    assert extract_batch(store, plan.batches[0], Settings()).skipped is True
 
 
 @pytest.mark.parametrize(
@@ -86,16 +89,16 @@ def test_retried_batch_skips_pages_already_written(tmp_path, pdf_factory, monkey
     ],
 )
 def test_bad_input_ends_with_a_status_and_a_reason(tmp_path, name, data, status, reason_part):
-    store, key = _store_with(tmp_path, name, data)
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path, name, data)
+    report = process_document(store, document, Settings())
     assert report.status == status
     assert report.reason and reason_part in report.reason.lower()
     assert store.exists(f"results/{report.doc_id}/report.json")
 
 
 def test_text_and_report_cover_every_page_and_validate_against_the_schema(tmp_path, pdf_factory):
-    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(30))
-    report = process_document(store, key, Settings(page_batch_size=7))
+    store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(30))
+    report = process_document(store, document, Settings(page_batch_size=7))
     assert report.status == "clean" and report.page_count == 30
     text = store.get(f"results/{report.doc_id}/text.txt").decode()
     for n in range(1, 31):
@@ -108,19 +111,17 @@ def test_text_and_report_cover_every_page_and_validate_against_the_schema(tmp_pa
 
 def test_encrypted_pdf_opens_with_a_password_from_the_upload_options(tmp_path, pdf_factory):
     locked = pdf_factory.encrypted_pdf(pdf_factory.numbered_pdf(2), user_password="s3cret")
-    store, key = _store_with(tmp_path, "locked.pdf", locked)
-    assert process_document(store, key, Settings()).status == "encrypted"
-    store, key = _store_with(tmp_path / "2", "locked.pdf", locked, {"passwords": ["wrong", "s3cret"]})
-    assert process_document(store, key, Settings()).status == "clean"
+    store, document = _store_with(tmp_path, "locked.pdf", locked)
+    assert process_document(store, document, Settings()).status == "encrypted"
+    store, document = _store_with(tmp_path / "2", "locked.pdf", locked, DocumentOptions(passwords=("wrong", "s3cret")))
+    assert process_document(store, document, Settings()).status == "clean"
 
 
 def test_catch_target_records_failed_and_the_item_says_not_trusted(tmp_path):
     store = LocalDirStore(tmp_path / "bucket")
-    report = assemble_document(
-        store,
-        {"doc_id": "dx", "key": "incoming/x.pdf", "error": {"Error": "States.Timeout", "Cause": "took too long"}},
-        Settings(),
-    )
+    failure = StepError.model_validate({"Error": "States.Timeout", "Cause": "took too long"})
+    request = AssembleRequest(**_ref("incoming/x.pdf", "dx").model_dump(), error=failure)
+    report = assemble_document(store, request, Settings())
     item = document_item(report)
     assert item["status"] == "failed" and item["trusted"] is False
     assert "States.Timeout" in item["reason"] and "took too long" in item["reason"]
@@ -142,8 +143,8 @@ def test_archive_members_become_documents_tagged_with_their_path(tmp_path, pdf_f
     inner = _zip({"deep/note.txt": b"inner note text"})
     outer = _zip({"edital/anexo_1.pdf": pdf_factory.numbered_pdf(2), "edital/anexos.zip": inner,
                   "vazio.txt": b"", "../evil.txt": b"x"})
-    store, key = _store_with(tmp_path, "edital.zip", outer)
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path, "edital.zip", outer)
+    report = process_document(store, document, Settings())
     by_path = {m.path: m for m in report.members}
     assert set(by_path) == {"edital/anexo_1.pdf", "edital/anexos.zip", "edital/anexos.zip/deep/note.txt",
                             "vazio.txt", "../evil.txt"}, "every member ends with a recorded status"
@@ -170,10 +171,10 @@ def test_encrypted_zip_is_reported_encrypted_without_a_password_and_opens_with_o
     subprocess.run(["7z", "a", "-tzip", "-pbid", str(tmp_path / "locked.zip"), str(tmp_path / "secret.txt")],
                    check=True, capture_output=True)
     locked = (tmp_path / "locked.zip").read_bytes()
-    store, key = _store_with(tmp_path / "a", "locked.zip", locked)
-    assert process_document(store, key, Settings()).status == "encrypted"
-    store, key = _store_with(tmp_path / "b", "locked.zip", locked, {"passwords": ["bid"]})
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path / "a", "locked.zip", locked)
+    assert process_document(store, document, Settings()).status == "encrypted"
+    store, document = _store_with(tmp_path / "b", "locked.zip", locked, DocumentOptions(passwords=("bid",)))
+    report = process_document(store, document, Settings())
     assert report.status == "clean"
     assert "sealed bid" in store.get(f"results/{report.doc_id}/text.txt").decode()
 
@@ -181,29 +182,29 @@ def test_encrypted_zip_is_reported_encrypted_without_a_password_and_opens_with_o
 def test_archive_of_empty_members_is_empty_with_no_text(tmp_path):
     import bz2
 
-    store, key = _store_with(tmp_path, "empty-file.txt.bz2", bz2.compress(b""))
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path, "empty-file.txt.bz2", bz2.compress(b""))
+    report = process_document(store, document, Settings())
     assert report.status == "empty" and [m.status for m in report.members] == ["empty"]
     assert store.get(f"results/{report.doc_id}/text.txt") == b""
 
 
 def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path):
     original = "A sessão pública de licitação será às 10h.\n"
-    store, key = _store_with(tmp_path, "ata.txt", original.encode(), {"clean_text": True})
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path, "ata.txt", original.encode(), DocumentOptions(clean_text=True))
+    report = process_document(store, document, Settings())
     assert store.get(f"results/{report.doc_id}/text.txt").decode().startswith("A sessão pública de licitação")
     cleaned = store.get(f"results/{report.doc_id}/text.clean.txt").decode()
     assert "sessao publica" in cleaned and "licitacao" in cleaned, "accents folded"
     assert " de " not in f" {cleaned} ", "Portuguese stopwords removed"
-    store, key = _store_with(tmp_path / "plain", "ata.txt", original.encode())
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path / "plain", "ata.txt", original.encode())
+    report = process_document(store, document, Settings())
     assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"
 
 
 def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory, monkeypatch):
-    store, key = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(6))
-    plan = plan_document(store, {"doc_id": "d4", "key": key}, Settings())
-    extract_batch(store, plan["batches"][0], Settings())
+    store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(6))
+    plan = plan_document(store, _ref(document.key, "d4"), Settings())
+    extract_batch(store, plan.batches[0], Settings())
     for number in (4, 5, 6):  # an earlier try died after page 3
         (tmp_path / "bucket" / page_key("d4", number)).unlink()
     import papersift.formats as formats
@@ -212,7 +213,7 @@ def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factor
     real = formats.extract_units
     monkeypatch.setattr(formats, "extract_units",
                         lambda data, ft, s, first, last: asked.append((first, last)) or real(data, ft, s, first, last))
-    assert extract_batch(store, plan["batches"][0], Settings())["pages"] == 3
+    assert extract_batch(store, plan.batches[0], Settings()).pages == 3
     assert asked == [(4, 6)]
     assert all(store.exists(page_key("d4", n)) for n in range(1, 7))
 
@@ -226,24 +227,14 @@ def test_a_document_whose_extractor_finds_no_text_is_empty_not_clean(tmp_path):
     for _ in range(2):
         writer.add_blank_page(595, 842)
     writer.write(buffer)
-    store, key = _store_with(tmp_path, "blank.pdf", buffer.getvalue())
-    report = process_document(store, key, Settings())
+    store, document = _store_with(tmp_path, "blank.pdf", buffer.getvalue())
+    report = process_document(store, document, Settings())
     assert report.status == "empty" and "no text found" in report.reason and not report.trusted
 
 
 def test_an_oversized_file_is_refused_from_its_size_without_being_read(tmp_path, monkeypatch):
-    store, key = _store_with(tmp_path, "huge.txt", b"x" * 5000)
+    store, document = _store_with(tmp_path, "huge.txt", b"x" * 5000)
     monkeypatch.setattr(store, "get_with_metadata", lambda key: pytest.fail("an oversized file was read"))
-    report = process_document(store, key, Settings(max_file_bytes=4096))
+    report = process_document(store, document, Settings(max_file_bytes=4096))
     assert report.status == "failed"
     assert "5000 bytes, over max_file_bytes=4096" in report.reason
-
-
-def test_unpack_without_a_plan_types_the_archive_from_its_first_bytes(tmp_path):
-    from papersift.pipeline import unpack_archive
-
-    store, key = _store_with(tmp_path, "bundle.bin", _zip({"a.txt": b"alpha"}))
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    unpacked = unpack_archive(store, {"doc_id": "dz", "key": key, "bucket": "local"}, Settings(), scratch)
-    assert unpacked["status"] == "ok" and [i["archive_path"] for i in unpacked["items"]] == ["a.txt"]

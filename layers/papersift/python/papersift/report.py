@@ -36,6 +36,19 @@ class DocumentStatus(StrEnum):
 #: document statuses whose text can be used without human review
 TRUSTED_DOCUMENT_STATUSES = frozenset({DocumentStatus.CLEAN, DocumentStatus.PARTIALLY_RECOVERED})
 
+#: error codes (``PapersiftError.code``, archive statuses) that are a document status of their own
+_STATUS_OF_ERROR_CODE = {
+    "encrypted": DocumentStatus.ENCRYPTED,
+    "empty": DocumentStatus.EMPTY,
+    "unsupported": DocumentStatus.UNSUPPORTED,
+}
+
+
+def status_for_error(code: str) -> DocumentStatus:
+    """The one mapping from what went wrong to a document status: an encrypted, empty or
+    unsupported input says so; anything else (corrupt, over a limit, a crash) is ``failed``."""
+    return _STATUS_OF_ERROR_CODE.get(code, DocumentStatus.FAILED)
+
 
 @dataclass
 class ErrorRecord:
