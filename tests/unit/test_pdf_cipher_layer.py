@@ -19,9 +19,9 @@ PARAGRAPH = (
 def test_cipher_shaped_text_layer_is_never_clean_and_names_the_cipher():
     data = pdf_factory.shifted_font_pdf(PARAGRAPH, shift=3)
     (page,) = pdf.extract_pages(data, Settings(), 1, 1)
-    assert page.report.status != "clean", page.report.reason
-    every_engine_signals = {s for attempt in page.report.attempts for s in attempt.signals}
-    assert "cipher" in every_engine_signals
-    assert page.report.status in ("needs_ocr", "corrupt_unrecoverable", "recovered")
-    if page.report.status != "recovered":
-        assert "quarterly" not in page.text, "no engine can decode it: the page is not trusted"
+    # the font's own /Differences names the wrong glyphs, so every engine reads the same cipher
+    assert [(a.engine, "cipher" in a.signals) for a in page.report.attempts] == [
+        ("pdfium", True), ("pypdf", True), ("pdfplumber", True), ("pdftotext", True)]
+    assert page.report.status == "corrupt_unrecoverable", page.report.reason
+    assert "cipher" in page.report.signals
+    assert page.text.startswith("Wkh txduwhuob uhsruw")  # the layer as stored, never passed off as read

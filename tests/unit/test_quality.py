@@ -3,11 +3,19 @@ the ranking the PDF ladder relies on (better text, higher score)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import random
-import time
+import string
+import subprocess
+import sys
+from collections.abc import Container
 
 import pytest
 
+from papersift import pdf_engines, quality
+from papersift.lexicon import lexicon
 from papersift.quality import PageLayout, TextVerdict, assess_text, detect_language
 
 PT = (
@@ -488,9 +496,20 @@ def test_score_ranks_engines_on_the_same_page() -> None:
     assert clean > glued > cipher > garbage
 
 
-def test_verdict_is_deterministic() -> None:
-    page = substitute(PT, ROT13) + "\n" + EN
-    assert assess_text(page) == assess_text(page)
+def test_verdict_is_the_same_in_every_process() -> None:
+    """Lambdas judge the pages of one document in different processes, and the ladder compares
+    their scores: nothing may depend on set or dict order, which varies with the hash seed."""
+    pages = [substitute(PT, ROT13) + "\n" + EN, PT.replace(" ", ""), substitute(EN, QWERTY), DE, AR,
+             "Mit arbei terinnen " + DE]
+    script = ("import json, sys\nfrom papersift.quality import assess_text\n"
+              "print(json.dumps([repr(assess_text(t)) for t in json.load(sys.stdin)]))")
+    answers = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", script], input=json.dumps(pages), capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        answers.add(done.stdout)
+    assert len(answers) == 1
+    assert json.loads(answers.pop()) == [repr(assess_text(t)) for t in pages]
 
 
 def test_reason_is_one_readable_sentence() -> None:
@@ -508,13 +527,30 @@ def test_detect_language(text: str, language: str | None) -> None:
     assert detect_language(text) == language
 
 
-def test_work_is_bounded_on_huge_pages() -> None:
-    page = "\n".join([PT, EN, ES, DE] * 150)  # ~300 kB
-    assess_text(page)  # warm the word lists
-    started = time.perf_counter()
-    verdict = assess_text(page)
-    assert time.perf_counter() - started < 0.5
-    assert_clean(verdict)
+class _CountingWords:
+    """The word trie, counting the lookups made in it."""
+
+    def __init__(self, words: Container[str]) -> None:
+        self.words, self.lookups = words, 0
+
+    def __contains__(self, word: object) -> bool:
+        self.lookups += 1
+        return word in self.words
+
+
+def test_dictionary_work_is_bounded_on_huge_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 300 kB page costs the same dictionary lookups as a 10 kB one: only a bounded sample of
+    its words is looked up (the rest of the verdict is a few linear regex passes)."""
+    real = lexicon()
+    counting = _CountingWords(real.words)
+    monkeypatch.setattr(quality, "lexicon", lambda: dataclasses.replace(real, words=counting))
+    lookups = []
+    for copies in (4, 150):  # ~10 kB and ~300 kB
+        counting.lookups = 0
+        assert_clean(assess_text("\n".join([PT, EN, ES, DE] * copies)))
+        lookups.append(counting.lookups)
+    assert 0 < lookups[1] <= 2 * quality.THRESHOLDS.sample_words
+    assert lookups[1] <= lookups[0] * 1.2
 
 
 def test_arbitrary_text_never_breaks_the_verdict() -> None:
@@ -533,3 +569,30 @@ def test_arbitrary_text_never_breaks_the_verdict() -> None:
         assert 0.0 < verdict.confidence <= 1.0
         assert verdict.suspect or not verdict.corrupt
         assert verdict.reason
+
+
+# --- the fast paths say what their rules say -------------------------------------------------
+
+def _strings(alphabet: str, count: int = 300) -> list[str]:
+    rng = random.Random(29)
+    return [*alphabet, *("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(count))]
+
+
+ASCII = "".join(map(chr, range(128)))
+LATIN_1 = "".join(map(chr, range(256))) + "ĀŒœ東"
+
+
+def test_ascii_byte_tables_agree_with_the_regexes_they_stand_for() -> None:
+    for text in _strings(ASCII):
+        assert quality._may_have_bad_chars(text) == bool(quality._BAD_CHAR.search(text)), text
+        assert quality.nonspace_count(text) == sum(map(len, text.split())), text
+        runs, letters, script = quality._letter_runs(text, quality.nonspace_count(text))
+        regex_runs = quality._LATIN_LETTER_RUN.findall(text)
+        assert (runs, letters, script) == (quality._sample(regex_runs), sum(map(len, regex_runs)), "latin"), text
+        assert pdf_engines._has_control(text) == bool(pdf_engines._CONTROL.search(text)), text
+        assert pdf_engines.strip_controls(text) == pdf_engines._CONTROL.sub("", text), text
+
+
+def test_the_case_flip_byte_table_agrees_with_the_flip_regex() -> None:
+    for text in _strings(LATIN_1 + string.ascii_letters * 3):
+        assert quality._may_flip(text) == bool(quality._FLIP.search(text)), text

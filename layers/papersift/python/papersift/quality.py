@@ -8,6 +8,11 @@ highest ``score`` and climbs to the next rung only while ``suspect`` is true; so
 rank engines on the same page, and ``suspect`` must stay false on good text (a false alarm
 costs a full ladder run). The common path is a handful of whole-text regex passes plus set
 lookups on a bounded sample of words, well under a millisecond for a normal page.
+
+How it is built: :func:`assess_text` first measures the page (:class:`_Page`: glyph counts,
+letters, script, dictionary evidence), then runs each rule once over the measurements; a rule
+adds what it finds to an :class:`_Evidence` (signal, reason, score and confidence factors,
+suspect/corrupt). Every number a rule turns on is a field of :data:`THRESHOLDS`.
 """
 
 from __future__ import annotations
@@ -52,6 +57,99 @@ class TextVerdict:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """Every number the verdict turns on. Ratios are shares of the page's glyphs, letters or
+    checked words; each was set on real pages (the corpus, bench-pdfs) and the tests' texts."""
+
+    # -- how much text there must be ------------------------------------------------------------
+    min_chars: int = 3  # fewer non-space characters: the page is empty
+    short_page_letters: int = 200  # fewer letters: confidence shrinks with the count
+    min_judged_chars: int = 60  # fewer non-numeric characters: no letter-share verdict
+    min_letters_for_words: int = 20  # fewer letters: no dictionary verdict at all
+    # -- glyph garbage: (cid:N), /gNN, U+FFFD, private use, controls ----------------------------
+    garbage_min_glyphs: int = 3  # ... this many and at least garbage_min_share, or ...
+    garbage_min_share: float = 0.01
+    garbage_alone_share: float = 0.1  # ... this share alone, names the signal
+    garbage_suspect_share: float = 0.03
+    garbage_corrupt_share: float = 0.3
+    # -- stray WinAnsi symbols (™›œŸ˜) that glyph codes of a font without ToUnicode decode to -----
+    mojibake_min_glyphs: int = 3
+    mojibake_min_share: float = 0.03
+    mojibake_corrupt_share: float = 0.3
+    script_mix_score: float = 0.3  # score factor when letters jump between scripts
+    #: a script counts as "mixed" on pages of this many letters when the scripts beyond the two
+    #: largest hold more than ``mixed_outside_two`` of them, or unclassified letters more than
+    #: ``mixed_unclassified``; non-Latin letters below ``latin_non_latin`` keep a page Latin
+    mixed_min_letters: int = 40
+    mixed_outside_two: float = 0.15
+    mixed_unclassified: float = 0.3
+    latin_non_latin: float = 0.2
+    latin_beyond_share: float = 0.05  # characters beyond Latin below this: the fast Latin path
+    cjk_weight: int = 3  # a Han or kana character carries about a word
+    # -- letters vs other characters ------------------------------------------------------------
+    numeric_page_numbers: float = 0.3  # number characters above this share ...
+    numeric_page_letters: float = 0.4  # ... and letters below this: a table, low confidence
+    number_scan_digits: float = 0.1  # digits below this share: digits stand for number characters
+    letter_share_suspect: float = 0.5
+    letter_share_corrupt: float = 0.3
+    #: below this hit rate few words are plain dictionary words: the letter statistics are consulted
+    #: and no language is named; above it, few letters that spell words are markup or data, not damage
+    real_words_hit_rate: float = 0.6
+    low_confidence: float = 0.6  # confidence factor of a "low_confidence" signal
+    # -- pages drawn as pictures -------------------------------------------------------------------
+    image_only_chars: int = 200
+    image_only_area: float = 0.5
+    image_only_score: float = 0.6
+    drawing_area: float = 0.02  # images covering less than this are a logo, not a page
+    # -- dictionary evidence ------------------------------------------------------------------------
+    sample_words: int = 160  # dictionary checks look at most at this many words ...
+    sample_blocks: int = 4  # ... taken as this many contiguous blocks spread over the page
+    min_words_for_dictionary: int = 15  # fewer checkable words: no dictionary verdict
+    few_words_confidence: float = 0.7
+    window: int = 40  # words per window for local (partial-page) cipher evidence
+    good_hit_rate: float = 0.8  # real prose in a known language is above this
+    cipher_hit_rate: float = 0.35  # below this, the words are not words
+    local_cipher_window: float = 0.25  # a window below this hit rate holds a cipher
+    # real languages, even ones we have no dictionary for, stay above these (Polish, the lowest
+    # tried: 0.82 and 0.60); 99% of random letter substitutions of pt/en/es/fr/de fall below one
+    plausible_bigrams: float = 0.75
+    plausible_trigrams: float = 0.52
+    no_dictionary_confidence: float = 0.4  # few hits, plausible letters: an unknown language
+    unknown_language_score: float = 0.85
+    unknown_language_confidence: float = 0.8
+    language_min_words: int = 3  # a language is named when its common words cover this many ...
+    language_min_share: float = 0.25  # ... and this share of the sample
+    # -- mid-word capitals (IntROdUCtIOn) -----------------------------------------------------------
+    max_flip_tokens: int = 200  # distinct mid-word-capital tokens looked at
+    flip_rate: float = 0.04  # with ``flips`` tokens: evidence for a cipher when hits are low
+    flips: int = 3
+    case_cipher_rate: float = 0.08  # with ``case_cipher_flips`` tokens: a cipher by case alone
+    case_cipher_flips: int = 5
+    case_corrupt_hit_rate: float = 0.45
+    case_corrupt_rate: float = 0.1
+    camel_flips: int = 5  # this many explained flips: CamelCase codes, low confidence
+    chemical_lower_share: float = 0.25  # element-like codes (ENiCrFe) need this many lower-case letters
+    # -- spacing ------------------------------------------------------------------------------------
+    glued_share: float = 0.35  # letters in tokens that split into words: words run together
+    glued_min_letters: int = 13  # tokens this long may be glued words ...
+    glued_min_share: float = 0.15  # ... when they hold this share of the letters
+    max_segment_tokens: int = 12  # glued-word segmentation is tried on at most this many tokens
+    max_segment_letters: int = 48  # ... and on at most this many letters of each
+    broken_pairs: int = 3  # fragments that join into words: words split by stray spaces
+    broken_rate: float = 0.05
+    spacing_confidence: float = 0.8
+    # -- Arabic -----------------------------------------------------------------------------------
+    arabic_min_letters: int = 100
+    arabic_cipher_hit_rate: float = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
+    arabic_corrupt_hit_rate: float = 0.2
+    arabic_low_hit_rate: float = 0.7
+
+
+THRESHOLDS = Thresholds()
+_T = THRESHOLDS  # short name for the rules below
+
+
 # --- patterns (compiled once; all read-only) ---------------------------------------------
 
 #: one match = one glyph the engine could not map: U+FFFD, private use, C0/C1 controls ...
@@ -66,17 +164,16 @@ _SLASH_GLYPH = re.compile(
 )
 #: WinAnsi symbols that glyph codes decode to when a CJK or other non-Latin font has no
 #: ToUnicode (pdfium on pm__kampo.pdf: '平成 ™— › ™œ 日'); on a Latin page only clusters count
-#: the ASCII part of _BAD_CHAR, and what ``str.split()`` splits on within ASCII, as byte tables
-_ASCII_BAD = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
-_ASCII_SPACE = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
-#: keeps ASCII letters and blanks every other byte
-_ASCII_LETTERS_ONLY = bytes(c if chr(c).isascii() and chr(c).isalpha() else 0x20 for c in range(256))
-_DIGITS = b"0123456789"
 _MOJIBAKE = re.compile(r"[ƒˆ‰‹›˜Ÿ™œšžŒŠŽ†‡‚„]")
 _MOJIBAKE_CLUSTER = re.compile(r"[ƒˆ‰‹›˜Ÿ]{2,}")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
-_ASCII_LETTER_RUN = re.compile(r"[A-Za-z]+")
-_LATIN_LETTER_RUN = re.compile(r"[A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]+")
+#: the letters counted as Latin, as a character-class body
+_LATIN_LETTERS = "A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ"
+_LATIN_LETTER_RUN = re.compile(f"[{_LATIN_LETTERS}]+")
+#: what is neither a Latin letter nor a space
+_NOT_LATIN_LETTER = re.compile(rf"[^\s{_LATIN_LETTERS}]")
+#: a letter that is not Latin
+_NON_LATIN_LETTER = re.compile(rf"[^\W\d_{_LATIN_LETTERS}]")
 #: a whitespace-delimited token that is a number, money or a percentage (tables are legit)
 _NUMBER_TOKEN = re.compile(
     r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\-\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
@@ -86,13 +183,9 @@ _LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\xad]\r?\n\s*(?=[^\W\d_])")
 #: dot leaders, rules and underlines: layout, not text
 _LEADER = re.compile(r"([^\w\s])\1{2,}")
 #: a lower->UPPER flip inside a word (the token is checked against the dictionary later)
-_FLIP = re.compile(r"[a-zß-öø-ÿ][A-ZÀ-ÖØ-Þ]")
-#: _FLIP's two classes as a byte table: its lower-case letters -> "a", upper-case -> "A", rest -> " "
-_FLIP_CLASSES = bytes(
-    ord("a") if re.fullmatch(r"[a-zß-öø-ÿ]", chr(c)) else ord("A") if re.fullmatch(r"[A-ZÀ-ÖØ-Þ]", chr(c)) else 32
-    for c in range(256)
-)
-_FLIP_POINT = re.compile(r"(?<=[a-zß-öø-ÿ])(?=[A-ZÀ-ÖØ-Þ])")
+_FLIP_LOWER, _FLIP_UPPER = "a-zß-öø-ÿ", "A-ZÀ-ÖØ-Þ"
+_FLIP = re.compile(f"[{_FLIP_LOWER}][{_FLIP_UPPER}]")
+_FLIP_POINT = re.compile(f"(?<=[{_FLIP_LOWER}])(?=[{_FLIP_UPPER}])")
 #: CamelCase codes made of element-like chunks: ENiCrFe, ERNiCrMo, NiCr
 _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
 #: anything outside Latin letters, common punctuation and symbols: a cheap upper bound on
@@ -101,9 +194,6 @@ _BEYOND_LATIN = re.compile(
     r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\ufb00-\ufb06\s]"
 )
 _ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
-#: what is neither a Latin letter (as _LATIN_LETTER_RUN counts them) nor a space
-_NOT_LATIN_LETTER = re.compile(r"[^\sA-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ]")
-_NON_LATIN_LETTER = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
     ("kana", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),
@@ -120,26 +210,31 @@ _SCRIPT_LANGUAGE = {
     "hebrew": "he", "devanagari": "hi", "thai": "th",
 }
 
-# --- tunables -----------------------------------------------------------------------------
+
+# --- byte tables: fast paths for ASCII / Latin-1 text, each derived from the rule it speeds up ---
+
+
+#: the ASCII part of _BAD_CHAR
+_ASCII_BAD = bytes(c for c in range(128) if _BAD_CHAR.match(chr(c)))
+#: what ``str.split()`` splits on within ASCII
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
+#: keeps the letters of _LETTER_RUN (on ASCII: A-Z, a-z) and blanks every other byte
+_ASCII_LETTERS_ONLY = bytes(c if c < 128 and _LETTER_RUN.fullmatch(chr(c)) else 0x20 for c in range(256))
+_DIGITS = b"0123456789"
+#: _FLIP's two classes over Latin-1: its lower-case letters -> "a", upper-case -> "A", rest -> " "
+_FLIP_LOWER_CHAR, _FLIP_UPPER_CHAR = re.compile(f"[{_FLIP_LOWER}]"), re.compile(f"[{_FLIP_UPPER}]")
+_FLIP_CLASSES = bytes(
+    ord("a") if _FLIP_LOWER_CHAR.fullmatch(chr(c)) else ord("A") if _FLIP_UPPER_CHAR.fullmatch(chr(c)) else 32
+    for c in range(256)
+)
 
 #: language mask -> the bits set in it
 _MASK_BITS = tuple(
     tuple(bit for bit in range(len(LANGUAGES)) if mask >> bit & 1) for mask in range(1 << len(LANGUAGES))
 )
-_SAMPLE_WORDS = 160  # dictionary checks look at most at this many words
-_SAMPLE_BLOCKS = 4  # ... taken as this many contiguous blocks spread over the page
-_MIN_WORDS_FOR_DICTIONARY = 15  # fewer checkable words: no dictionary verdict
-_WINDOW = 40  # words per window for local (partial-page) cipher evidence
-_GOOD_HIT_RATE = 0.8  # real prose in a known language is above this
-_CIPHER_HIT_RATE = 0.35  # below this, the words are not words
-_ARABIC_CIPHER_HIT_RATE = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
-# real languages, even ones we have no dictionary for, stay above these (Polish, the lowest
-# tried: 0.82 and 0.60); 99% of random letter substitutions of pt/en/es/fr/de fall below one
-_PLAUSIBLE_BIGRAMS = 0.75
-_PLAUSIBLE_TRIGRAMS = 0.52
-_MAX_SEGMENT_TOKENS = 12  # glued-word segmentation is tried on at most this many tokens
-_MAX_SEGMENT_LETTERS = 48  # ... and on at most this many letters of each
-_MAX_FLIP_TOKENS = 200  # distinct mid-word-capital tokens looked at
+
+
+# --- what a page is measured for -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -160,107 +255,81 @@ class _Words:
     language: str | None = None
 
 
+@dataclass(frozen=True)
+class _Page:
+    """The measurements every rule reads."""
+
+    text: str
+    layout: PageLayout
+    nonspace: int
+    bad_glyphs: int  # unmapped glyphs, by the text's spelling or the engine's count
+    glyphs: int  # all glyphs, an unmapped one counted once however it is spelt
+    garbage_chars: int  # characters the unmapped glyphs' spellings take
+    letters: int
+    script: str  # "latin", a script family, or "mixed"
+    mojibake: int
+    leader_chars: int
+    number_chars: int
+    words: _Words | None  # dictionary evidence (Latin pages with letters enough)
+
+    @property
+    def draws_something(self) -> bool:
+        return _draws_something(self.layout)
+
+
+@dataclass
+class _Evidence:
+    """The verdict under construction: each rule adds what it found."""
+
+    score: float = 1.0
+    confidence: float = 1.0
+    suspect: bool = False
+    corrupt: bool = False
+    signals: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def found(self, signal: str, reason: str) -> None:
+        self.signals.append(signal)
+        self.reasons.append(reason)
+
+    def verdict(self, language: str | None) -> TextVerdict:
+        reasons = self.reasons or ["text layer looks sound" + (f" ({language})" if language else "")]
+        return TextVerdict(
+            score=round(max(0.0, min(1.0, self.score)), 4),
+            suspect=self.suspect or self.corrupt,
+            corrupt=self.corrupt,
+            signals=tuple(dict.fromkeys(self.signals)),
+            confidence=round(max(0.05, min(1.0, self.confidence)), 3),
+            language=language,
+            reason=_sentence(reasons),
+        )
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+
 def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
     """Judge one page's text: score it, name what is wrong, and say how sure we are."""
     layout = layout or PageLayout()
     nonspace = nonspace_count(text)
-    draws_something = _draws_something(layout)
-    if nonspace < 3:
-        if draws_something:
-            return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
-                               confidence=0.9, reason="No text layer on a page that draws images or glyphs.")
-        return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=0.9,
-                           reason="No text on the page, and nothing drawn that could hold text.")
-
-    signals: list[str] = []
-    reasons: list[str] = []
-    score = 1.0
-    confidence = 1.0
-    suspect = corrupt = False
-
-    # glyph garbage: one match stands for one glyph, whatever its spelling
-    bad_glyphs, garbage_chars = _garbage(text)
-    glyphs = nonspace - garbage_chars + bad_glyphs
-    if layout.unmapped_glyphs > bad_glyphs:
-        glyphs += layout.unmapped_glyphs - bad_glyphs
-        bad_glyphs = layout.unmapped_glyphs
-    garbage_ratio = bad_glyphs / max(glyphs, 1)
-    if (bad_glyphs >= 3 and garbage_ratio >= 0.01) or garbage_ratio >= 0.1:
-        signals.append("glyph_garbage")
-        reasons.append(f"{garbage_ratio:.0%} of glyphs are unmapped ((cid:N), /gNN, U+FFFD, private use or controls)")
-        suspect = garbage_ratio >= 0.03
-        corrupt = garbage_ratio > 0.3
-    score *= (1.0 - garbage_ratio) ** 2
-
-    runs, letters, script = _letter_runs(_join_hyphenated(text), nonspace)
-    mojibake = _mojibake(text, script)
-    if mojibake:
-        glyph_ratio = mojibake / max(glyphs, 1)
-        if mojibake >= 3 and glyph_ratio >= 0.03:
-            signals.append("glyph_garbage")
-            reasons.append(f"{glyph_ratio:.0%} of glyphs decode to stray WinAnsi symbols (™›œŸ˜), as codes of a font "
-                           "without ToUnicode do")
-            suspect = True
-            corrupt = corrupt or glyph_ratio > 0.3
-            score *= (1.0 - glyph_ratio) ** 2
-    if script == "mixed":
-        signals.append("script_mix")
-        reasons.append("letters jump between unrelated scripts, as decoded glyph codes do")
-        suspect = corrupt = True
-        score *= 0.3
-
-    words = _judge_words(runs, lexicon()) if script == "latin" and letters >= 20 else None
-
-    # letters vs other characters, with numbers and leaders set aside
-    leader_chars = sum(len(m.group()) for m in _LEADER.finditer(text)) if _has_leaders(text) else 0
-    number_chars = _number_chars(text, nonspace)
-    judged = nonspace - garbage_chars - leader_chars - number_chars
-    if number_chars > 0.3 * nonspace and letters < 0.4 * nonspace:
-        signals.append("low_confidence")
-        reasons.append("mostly numbers (a table?), so there are few words to judge")
-        confidence *= 0.6
-    letter_share = min(1.0, letters / judged) if judged >= 60 else 1.0
-    if letter_share < 0.5:
-        if words and words.checked >= _MIN_WORDS_FOR_DICTIONARY and words.hit_rate >= 0.6:
-            # the letters that are there spell real words: markup, code or data, not decoding damage
-            signals.append("low_confidence")
-            reasons.append(f"only {letter_share:.0%} of the characters are letters, but they spell real words")
-            confidence *= 0.6
-        else:
-            signals.append("low_letter_ratio")
-            reasons.append(f"only {letter_share:.0%} of the non-numeric characters are letters")
-            suspect = True
-            corrupt = corrupt or letter_share < 0.3
-            score *= (letter_share / 0.5) ** 2
-
-    language = _script_language(text, script)
-    if words:
-        language = words.language
-        score, confidence, suspect, corrupt = _apply_word_evidence(
-            words, score, confidence, suspect, corrupt, signals, reasons)
-    elif script == "arabic" and letters >= 100:
-        score, confidence, suspect, corrupt = _apply_arabic_evidence(
-            text, score, confidence, suspect, corrupt, signals, reasons)
-
-    if letters < 200:
-        confidence *= 0.5 + letters / 400
-    if draws_something and nonspace < 200 and (layout.image_area_ratio >= 0.5 or layout.has_vector_glyphs):
-        signals.append("image_only")
-        reasons.append("little text on a page mostly drawn as images or outlined glyphs")
-        suspect = True
-        score *= 0.6
-
-    if not signals:
-        reasons.append("text layer looks sound" + (f" ({language})" if language else ""))
-    return TextVerdict(
-        score=round(max(0.0, min(1.0, score)), 4),
-        suspect=suspect or corrupt,
-        corrupt=corrupt,
-        signals=tuple(dict.fromkeys(signals)),
-        confidence=round(max(0.05, min(1.0, confidence)), 3),
-        language=language,
-        reason=_sentence(reasons),
-    )
+    if nonspace < _T.min_chars:
+        return _empty_verdict(layout)
+    page = _measure(text, layout, nonspace)
+    evidence = _Evidence()
+    _judge_glyph_garbage(page, evidence)
+    _judge_mojibake(page, evidence)
+    _judge_script_mix(page, evidence)
+    _judge_numbers(page, evidence)
+    _judge_letter_share(page, evidence)
+    language = _script_language(text, page.script)
+    if page.words:
+        language = page.words.language
+        _judge_words(page.words, evidence)
+    elif page.script == "arabic" and page.letters >= _T.arabic_min_letters:
+        _judge_arabic(text, evidence)
+    _judge_length(page, evidence)
+    _judge_picture(page, evidence)
+    return evidence.verdict(language)
 
 
 def detect_language(text: str) -> str | None:
@@ -268,17 +337,188 @@ def detect_language(text: str) -> str | None:
     runs, letters, script = _letter_runs(text, nonspace_count(text))
     if script != "latin":
         return _script_language(text, script)
-    return _judge_words(runs, lexicon()).language if letters >= 20 else None
+    return _word_evidence(runs, lexicon()).language if letters >= _T.min_letters_for_words else None
 
 
-# --- helpers ------------------------------------------------------------------------------
+def _empty_verdict(layout: PageLayout) -> TextVerdict:
+    if _draws_something(layout):
+        return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
+                           confidence=0.9, reason="No text layer on a page that draws images or glyphs.")
+    return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=0.9,
+                       reason="No text on the page, and nothing drawn that could hold text.")
+
+
+def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
+    bad_glyphs, garbage_chars = _garbage(text)
+    glyphs = nonspace - garbage_chars + bad_glyphs
+    if layout.unmapped_glyphs > bad_glyphs:  # the engine counted glyphs it could not map
+        glyphs += layout.unmapped_glyphs - bad_glyphs
+        bad_glyphs = layout.unmapped_glyphs
+    runs, letters, script = _letter_runs(_join_hyphenated(text), nonspace)
+    words = _word_evidence(runs, lexicon()) if script == "latin" and letters >= _T.min_letters_for_words else None
+    return _Page(
+        text=text, layout=layout, nonspace=nonspace, bad_glyphs=bad_glyphs, glyphs=glyphs,
+        garbage_chars=garbage_chars, letters=letters, script=script, mojibake=_mojibake(text, script),
+        leader_chars=sum(len(m.group()) for m in _LEADER.finditer(text)) if _has_leaders(text) else 0,
+        number_chars=_number_chars(text, nonspace), words=words,
+    )
+
+
+# --- the rules, in the order they apply --------------------------------------------------------
+
+
+def _judge_glyph_garbage(page: _Page, evidence: _Evidence) -> None:
+    share = page.bad_glyphs / max(page.glyphs, 1)
+    if (page.bad_glyphs >= _T.garbage_min_glyphs and share >= _T.garbage_min_share) or share >= _T.garbage_alone_share:
+        evidence.found("glyph_garbage",
+                       f"{share:.0%} of glyphs are unmapped ((cid:N), /gNN, U+FFFD, private use or controls)")
+        evidence.suspect = share >= _T.garbage_suspect_share
+        evidence.corrupt = share > _T.garbage_corrupt_share
+    evidence.score *= (1.0 - share) ** 2
+
+
+def _judge_mojibake(page: _Page, evidence: _Evidence) -> None:
+    if not page.mojibake:
+        return
+    share = page.mojibake / max(page.glyphs, 1)
+    if page.mojibake >= _T.mojibake_min_glyphs and share >= _T.mojibake_min_share:
+        evidence.found("glyph_garbage", f"{share:.0%} of glyphs decode to stray WinAnsi symbols (™›œŸ˜), as codes "
+                       "of a font without ToUnicode do")
+        evidence.suspect = True
+        evidence.corrupt = evidence.corrupt or share > _T.mojibake_corrupt_share
+        evidence.score *= (1.0 - share) ** 2
+
+
+def _judge_script_mix(page: _Page, evidence: _Evidence) -> None:
+    if page.script == "mixed":
+        evidence.found("script_mix", "letters jump between unrelated scripts, as decoded glyph codes do")
+        evidence.suspect = evidence.corrupt = True
+        evidence.score *= _T.script_mix_score
+
+
+def _judge_numbers(page: _Page, evidence: _Evidence) -> None:
+    if page.number_chars > _T.numeric_page_numbers * page.nonspace and (
+            page.letters < _T.numeric_page_letters * page.nonspace):
+        evidence.found("low_confidence", "mostly numbers (a table?), so there are few words to judge")
+        evidence.confidence *= _T.low_confidence
+
+
+def _judge_letter_share(page: _Page, evidence: _Evidence) -> None:
+    """Letters vs other characters, with garbage, leaders and numbers set aside."""
+    judged = page.nonspace - page.garbage_chars - page.leader_chars - page.number_chars
+    share = min(1.0, page.letters / judged) if judged >= _T.min_judged_chars else 1.0
+    if share >= _T.letter_share_suspect:
+        return
+    words = page.words
+    if words and words.checked >= _T.min_words_for_dictionary and words.hit_rate >= _T.real_words_hit_rate:
+        # the letters that are there spell real words: markup, code or data, not decoding damage
+        evidence.found("low_confidence", f"only {share:.0%} of the characters are letters, but they spell real words")
+        evidence.confidence *= _T.low_confidence
+        return
+    evidence.found("low_letter_ratio", f"only {share:.0%} of the non-numeric characters are letters")
+    evidence.suspect = True
+    evidence.corrupt = evidence.corrupt or share < _T.letter_share_corrupt
+    evidence.score *= (share / _T.letter_share_suspect) ** 2
+
+
+def _judge_words(words: _Words, evidence: _Evidence) -> None:
+    glued = words.glued_share >= _T.glued_share
+    broken = words.broken_pairs >= _T.broken_pairs and words.broken_rate >= _T.broken_rate
+    if glued or broken:
+        # the words are right, the spaces are not: another engine may do better, OCR rarely
+        evidence.found(
+            "spacing_damage",
+            f"words run together ({words.glued_share:.0%} of letters)" if glued
+            else f"words split by stray spaces ({words.broken_pairs} fragments join into words)",
+        )
+        evidence.suspect = True
+        evidence.score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
+        evidence.confidence *= _T.spacing_confidence
+    if words.checked < _T.min_words_for_dictionary and not glued:
+        evidence.confidence *= _T.few_words_confidence
+        return
+
+    # glued words are no dictionary words: on a glued page only the case evidence counts
+    implausible = not glued and (words.bigram_plausibility < _T.plausible_bigrams
+                                 or words.trigram_plausibility < _T.plausible_trigrams)
+    flips = words.flip_rate >= _T.flip_rate and words.suspicious_flips >= _T.flips
+    low_hits = words.hit_rate < _T.cipher_hit_rate and not glued
+    strong_cipher = low_hits and (implausible or flips)
+    case_cipher = words.flip_rate >= _T.case_cipher_rate and words.suspicious_flips >= _T.case_cipher_flips
+    local_cipher = (words.worst_window < _T.local_cipher_window and (implausible or flips)
+                    and words.hit_rate < _T.good_hit_rate and not glued)
+    cipher = strong_cipher or case_cipher or local_cipher
+    if cipher:
+        evidence.found(
+            "cipher",
+            f"words keep their shape but only {words.hit_rate:.0%} are dictionary words"
+            + (f", {words.suspicious_flips} with unexplained mid-word capitals" if words.suspicious_flips else "")
+            + (" and letter pairs no known language uses" if implausible else ""),
+        )
+        evidence.suspect = True
+        evidence.corrupt = evidence.corrupt or strong_cipher or (case_cipher and (
+            words.hit_rate < _T.case_corrupt_hit_rate
+            or (words.flip_rate >= _T.case_corrupt_rate and words.hit_rate < _T.good_hit_rate)))
+        evidence.score *= 0.5 if evidence.corrupt else 0.75
+    elif glued:
+        pass
+    elif low_hits:
+        evidence.found("low_confidence", "few dictionary words but letter pairs of a real language: a language we "
+                       "have no dictionary for")
+        evidence.confidence *= _T.no_dictionary_confidence
+    elif words.hit_rate < _T.real_words_hit_rate or words.benign_flips + words.suspicious_flips >= _T.camel_flips:
+        evidence.found("low_confidence", "few plain dictionary words: codes, names, CamelCase or a language we have "
+                       "no dictionary for")
+        evidence.confidence *= _T.low_confidence
+    # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
+    if cipher or (words.hit_rate >= _T.cipher_hit_rate and not glued):
+        evidence.score *= min(1.0, 0.3 + 0.7 * words.hit_rate / _T.good_hit_rate)
+    elif not glued:
+        evidence.score *= _T.unknown_language_score
+    evidence.score *= 1.0 - min(0.5, 2 * words.flip_rate)
+    if words.language is None:
+        evidence.confidence *= _T.unknown_language_confidence
+
+
+def _judge_arabic(text: str, evidence: _Evidence) -> None:
+    hit_rate, checked = arabic_word_share(text)
+    if checked < _T.min_words_for_dictionary:
+        evidence.confidence *= _T.few_words_confidence
+        return
+    if hit_rate < _T.arabic_cipher_hit_rate:
+        evidence.found("cipher", f"only {hit_rate:.0%} of the Arabic words are dictionary words: letters mapped to "
+                       "the wrong Arabic letters (a wrong ToUnicode map)")
+        evidence.suspect = True
+        evidence.corrupt = evidence.corrupt or hit_rate < _T.arabic_corrupt_hit_rate
+    elif hit_rate < _T.arabic_low_hit_rate:
+        evidence.found("low_confidence", "few Arabic dictionary words (dialect, names or technical terms?)")
+        evidence.confidence *= _T.low_confidence
+    evidence.score *= min(1.0, 0.3 + 0.7 * hit_rate / _T.good_hit_rate)
+
+
+def _judge_length(page: _Page, evidence: _Evidence) -> None:
+    if page.letters < _T.short_page_letters:
+        evidence.confidence *= 0.5 + page.letters / (2 * _T.short_page_letters)
+
+
+def _judge_picture(page: _Page, evidence: _Evidence) -> None:
+    layout = page.layout
+    if page.draws_something and page.nonspace < _T.image_only_chars and (
+            layout.image_area_ratio >= _T.image_only_area or layout.has_vector_glyphs):
+        evidence.found("image_only", "little text on a page mostly drawn as images or outlined glyphs")
+        evidence.suspect = True
+        evidence.score *= _T.image_only_score
+
+
+# --- measurements ---------------------------------------------------------------------------
+
 
 def _draws_something(layout: PageLayout) -> bool:
     """Whether the page draws what could hold text: a logo alone is not worth OCR.
 
     An image count with no area means the engine did not measure the area: assume it matters.
     """
-    if layout.has_vector_glyphs or layout.image_area_ratio >= 0.02:
+    if layout.has_vector_glyphs or layout.image_area_ratio >= _T.drawing_area:
         return True
     return layout.image_count > 0 and layout.image_area_ratio == 0.0
 
@@ -348,7 +588,7 @@ def _number_chars(text: str, nonspace: int) -> int:
     """Characters in number-shaped tokens; the exact token scan only runs on number-heavy pages."""
     encoded = text.encode("utf-8", errors="surrogatepass")  # ASCII digits stay single bytes
     digits = len(encoded) - len(encoded.translate(None, _DIGITS))
-    if digits < 0.1 * nonspace:
+    if digits < _T.number_scan_digits * nonspace:
         return digits
     return sum(map(len, _NUMBER_TOKEN.findall(text)))
 
@@ -370,7 +610,7 @@ def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
     if text.isascii():
         runs = text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
         return _sample(runs), sum(map(len, runs)), "latin"
-    if len(_BEYOND_LATIN.findall(text)) <= 0.05 * nonspace:
+    if len(_BEYOND_LATIN.findall(text)) <= _T.latin_beyond_share * nonspace:
         runs = _NOT_LATIN_LETTER.sub(" ", text).split()
         return _sample(runs), sum(map(len, runs)), "latin"
     letters = sum(map(len, _LETTER_RUN.findall(text)))
@@ -381,7 +621,7 @@ def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
 def _dominant_script(text: str, letters: int) -> str:
     """The page's script family; "mixed" for script chaos (decoded glyph codes)."""
     non_latin = len(_NON_LATIN_LETTER.findall(text))
-    if non_latin <= 0.2 * letters:
+    if non_latin <= _T.latin_non_latin * letters:
         return "latin"
     counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS if name != "kana"}
     counts["latin"] = letters - non_latin
@@ -390,26 +630,27 @@ def _dominant_script(text: str, letters: int) -> str:
     if counts["hangul"] and counts["cjk"]:
         counts["hangul"] += counts.pop("cjk")
     # a Han or kana character carries about a word: weigh it so English terms don't outvote it
-    ranked = sorted(counts, key=lambda name: -counts[name] * (3 if name == "cjk" else 1))
+    ranked = sorted(counts, key=lambda name: -counts[name] * (_T.cjk_weight if name == "cjk" else 1))
     outside_two = sum(counts[name] for name in ranked[2:])
-    if letters >= 40 and (outside_two > 0.15 * letters or unclassified > 0.3 * letters):
+    if letters >= _T.mixed_min_letters and (
+            outside_two > _T.mixed_outside_two * letters or unclassified > _T.mixed_unclassified * letters):
         return "mixed"
     return ranked[0]
 
 
 def _sample(runs: Sequence[str]) -> list[str]:
     """A bounded sample in contiguous blocks, so neighbouring words stay neighbours."""
-    if len(runs) <= _SAMPLE_WORDS:
+    if len(runs) <= _T.sample_words:
         return list(runs)
-    block = _SAMPLE_WORDS // _SAMPLE_BLOCKS
-    stride = (len(runs) - block) // (_SAMPLE_BLOCKS - 1)
+    block = _T.sample_words // _T.sample_blocks
+    stride = (len(runs) - block) // (_T.sample_blocks - 1)
     out: list[str] = []
-    for i in range(_SAMPLE_BLOCKS):
+    for i in range(_T.sample_blocks):
         out.extend(runs[i * stride : i * stride + block])
     return out
 
 
-def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
+def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
     """Dictionary, case and spacing evidence from a bounded sample of the page's letter runs."""
     sample = " ".join(original).lower().split(" ") if original else []
     known = lex.words
@@ -425,13 +666,13 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
     hits = sum(checked)
     hit_rate = hits / n if n else 1.0
     worst = hit_rate
-    if n >= 2 * _WINDOW and hits < n:
+    window = _T.window
+    if n >= 2 * window and hits < n:
         totals = [0, *accumulate(checked)]
-        step = _WINDOW // 2
-        worst = min(totals[i + _WINDOW] - totals[i] for i in range(0, n - _WINDOW + 1, step)) / _WINDOW
+        worst = min(totals[i + window] - totals[i] for i in range(0, n - window + 1, window // 2)) / window
 
     bigram_plausibility = trigram_plausibility = 1.0
-    if hit_rate < 0.6 or worst < _CIPHER_HIT_RATE:
+    if hit_rate < _T.real_words_hit_rate or worst < _T.cipher_hit_rate:
         missed = [f"^{fold_accents(w)}$" for w, hit in zip(sample, in_dict, strict=True) if not hit and len(w) > 2]
         pairs = [w[i : i + 2] for w in missed for i in range(1, len(w) - 2)]
         triples = [w[i : i + 3] for w in missed for i in range(len(w) - 2)]
@@ -447,7 +688,7 @@ def _judge_words(original: Sequence[str], lex: Lexicon) -> _Words:
         suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
-        language=_language(sample, lex) if hit_rate >= 0.6 else None,
+        language=_language(sample, lex) if hit_rate >= _T.real_words_hit_rate else None,
     )
 
 
@@ -471,14 +712,14 @@ def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
             end += 1
         last_end = end
         tokens[text[start:end]] += 1
-        if len(tokens) >= _MAX_FLIP_TOKENS:
+        if len(tokens) >= _T.max_flip_tokens:
             break
     suspicious = benign = 0
     for token, count in tokens.items():
         parts = _FLIP_POINT.split(token)
         explained = all(len(p) <= 2 or p.isupper() or lex.knows(p.lower()) for p in parts)
         if not explained and _CHEMICAL.fullmatch(token):
-            explained = sum(c.islower() for c in token) >= 0.25 * len(token)
+            explained = sum(c.islower() for c in token) >= _T.chemical_lower_share * len(token)
         if explained or count > 1:
             benign += 1
         else:
@@ -498,7 +739,7 @@ def _segments(word: str, lex: Lexicon) -> bool:
     Pieces are 2+ letter dictionary words, or one-letter words common in some language
     (``a``, ``e``, ``y``); the split must average 3+ letters a piece, or anything would pass.
     """
-    word = word[:_MAX_SEGMENT_LETTERS]
+    word = word[: _T.max_segment_letters]
     n = len(word)
     best = [0] + [n + 1] * n
     for end in range(1, n + 1):
@@ -514,14 +755,14 @@ def _segments(word: str, lex: Lexicon) -> bool:
 
 def _glued_share(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) -> float:
     """Share of letters in long tokens that are really several words run together."""
-    long_ones = [w for w, hit in zip(sample, in_dict, strict=True) if not hit and len(w) >= 13]
+    long_ones = [w for w, hit in zip(sample, in_dict, strict=True) if not hit and len(w) >= _T.glued_min_letters]
     if not long_ones:
         return 0.0
     letters = sum(map(len, sample))
     long_letters = sum(map(len, long_ones))
-    if long_letters < 0.15 * letters:
+    if long_letters < _T.glued_min_share * letters:
         return 0.0
-    tried = long_ones[:_MAX_SEGMENT_TOKENS]
+    tried = long_ones[: _T.max_segment_tokens]
     glued = sum(len(w) for w in tried if _segments(w, lex))
     return glued / sum(map(len, tried)) * long_letters / letters
 
@@ -552,12 +793,15 @@ def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
         for bit in _MASK_BITS[mask] if mask else ():
             counts[bit] += n
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
-    return LANGUAGES[best] if counts[best] >= max(3, 0.25 * len(sample)) else None
+    enough = counts[best] >= max(_T.language_min_words, _T.language_min_share * len(sample))
+    return LANGUAGES[best] if enough else None
+
+
 def arabic_word_share(text: str) -> tuple[float, int]:
     """Share of Arabic words (2+ letters, presentation forms folded) in the word list."""
     known = arabic_words()
     words = [w for w in _ARABIC_WORD.findall(unicodedata.normalize("NFKC", text)) if len(w) > 1]
-    words = words[:_SAMPLE_WORDS]
+    words = words[: _T.sample_words]
     if not words:
         return 1.0, 0
 
@@ -569,86 +813,3 @@ def arabic_word_share(text: str) -> tuple[float, int]:
         return False
 
     return sum(map(is_word, words)) / len(words), len(words)
-
-
-def _apply_arabic_evidence(
-    text: str, score: float, confidence: float, suspect: bool, corrupt: bool,
-    signals: list[str], reasons: list[str],
-) -> tuple[float, float, bool, bool]:
-    hit_rate, checked = arabic_word_share(text)
-    if checked < _MIN_WORDS_FOR_DICTIONARY:
-        return score, confidence * 0.7, suspect, corrupt
-    if hit_rate < _ARABIC_CIPHER_HIT_RATE:
-        signals.append("cipher")
-        reasons.append(f"only {hit_rate:.0%} of the Arabic words are dictionary words: letters mapped to "
-                       "the wrong Arabic letters (a wrong ToUnicode map)")
-        suspect = True
-        corrupt = corrupt or hit_rate < 0.2
-    elif hit_rate < 0.7:
-        signals.append("low_confidence")
-        reasons.append("few Arabic dictionary words (dialect, names or technical terms?)")
-        confidence *= 0.6
-    return score * min(1.0, 0.3 + 0.7 * hit_rate / _GOOD_HIT_RATE), confidence, suspect, corrupt
-
-
-def _apply_word_evidence(
-    words: _Words, score: float, confidence: float, suspect: bool, corrupt: bool,
-    signals: list[str], reasons: list[str],
-) -> tuple[float, float, bool, bool]:
-    glued = words.glued_share >= 0.35
-    broken = words.broken_pairs >= 3 and words.broken_rate >= 0.05
-    if glued or broken:
-        # the words are right, the spaces are not: another engine may do better, OCR rarely
-        signals.append("spacing_damage")
-        reasons.append(
-            f"words run together ({words.glued_share:.0%} of letters)" if glued
-            else f"words split by stray spaces ({words.broken_pairs} fragments join into words)"
-        )
-        suspect = True
-        score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
-        confidence *= 0.8
-    if words.checked < _MIN_WORDS_FOR_DICTIONARY and not glued:
-        return score, confidence * 0.7, suspect, corrupt
-
-    # glued words are no dictionary words: on a glued page only the case evidence counts
-    implausible = not glued and (words.bigram_plausibility < _PLAUSIBLE_BIGRAMS
-                                 or words.trigram_plausibility < _PLAUSIBLE_TRIGRAMS)
-    flips = words.flip_rate >= 0.04 and words.suspicious_flips >= 3
-    low_hits = words.hit_rate < _CIPHER_HIT_RATE and not glued
-    strong_cipher = low_hits and (implausible or flips)
-    case_cipher = words.flip_rate >= 0.08 and words.suspicious_flips >= 5
-    local_cipher = (words.worst_window < 0.25 and (implausible or flips) and words.hit_rate < _GOOD_HIT_RATE
-                    and not glued)
-    if strong_cipher or case_cipher or local_cipher:
-        signals.append("cipher")
-        reasons.append(
-            f"words keep their shape but only {words.hit_rate:.0%} are dictionary words"
-            + (f", {words.suspicious_flips} with unexplained mid-word capitals" if words.suspicious_flips else "")
-            + (" and letter pairs no known language uses" if implausible else "")
-        )
-        suspect = True
-        corrupt = corrupt or strong_cipher or (
-            case_cipher and (words.hit_rate < 0.45 or (words.flip_rate >= 0.1 and words.hit_rate < _GOOD_HIT_RATE)))
-        score *= 0.5 if corrupt else 0.75
-    elif glued:
-        pass
-    elif low_hits:
-        signals.append("low_confidence")
-        reasons.append("few dictionary words but letter pairs of a real language: a language we have no "
-                       "dictionary for")
-        confidence *= 0.4
-    elif words.hit_rate < 0.6 or words.benign_flips + words.suspicious_flips >= 5:
-        signals.append("low_confidence")
-        reasons.append("few plain dictionary words: codes, names, CamelCase or a language we have no "
-                       "dictionary for")
-        confidence *= 0.6
-    # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
-    if "cipher" in signals or (words.hit_rate >= _CIPHER_HIT_RATE and not glued):
-        score *= min(1.0, 0.3 + 0.7 * words.hit_rate / _GOOD_HIT_RATE)
-    elif not glued:
-        score *= 0.85
-    score *= 1.0 - min(0.5, 2 * words.flip_rate)
-
-    if words.language is None:
-        confidence *= 0.8
-    return score, confidence, suspect, corrupt
