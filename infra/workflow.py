@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from papersift.steps import (
-    PLAN_ROUTES,
     AssembleRequest,
     DocumentRef,
     Plan,
@@ -31,6 +30,7 @@ from papersift.steps import (
     UnpackResult,
     field_path,
     required_fields,
+    routes_at,
 )
 
 DEFINITION_PATH = Path(__file__).resolve().parent / "workflow.asl.json"
@@ -123,24 +123,33 @@ def _manifest_reader(bucket_path: str, key_path: str) -> dict[str, Any]:
     }
 
 
-def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool, archives: bool) -> dict[str, Any]:
-    """Plan -> page batches -> assemble for one document; state names start with ``prefix``.
+#: state name prefix of a document ``level`` archive levels down
+_LEVEL_PREFIXES = ("", "Member", "NestedMember")
 
-    Members of archives use the same states (prefix "Member") inside the member Map; only the
-    top level can unpack (nested archives are expanded by the unpack step itself) and only the
-    top level switches to a Distributed Map (members are already one child execution each).
+
+def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
+    """Plan -> page batches -> assemble for one document ``level`` archive levels down; state
+    names start with the level's prefix.
+
+    Members of archives run the same states inside the member Map. The routes are
+    ``steps.routes_at(level)``, the ones `papersift extract` follows: a member whose plan says
+    archive is unpacked too, one level down (``UNPACK_LEVELS``). Only the top level switches to
+    Distributed Maps (a member's batches and members are inline Maps inside its iteration).
     """
+    prefix = _LEVEL_PREFIXES[level]
+    distributed = level == 0
     failure, assemble = f"{prefix}RecordFailure", f"{prefix}Assemble"
     next_state = {
         Route.EXTRACT: f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline",
         Route.UNPACK: f"{prefix}Unpack",
     }
+    routes = routes_at(level)
     route: dict[str, Any] = {
         "Type": "Choice",
-        "Comment": "Plan.route: ready -> extract pages; archive -> unpack; anything else (encrypted, empty, ...) "
-                   "is final",
+        "Comment": "Plan.route: " + "; ".join(f"{status} -> {target}" for status, target in routes.items())
+                   + "; anything else (encrypted, empty, ...) is final",
         "Choices": [{"Variable": _plan("status"), "StringEquals": status, "Next": next_state[target]}
-                    for status, target in PLAN_ROUTES.items() if archives or target is not Route.UNPACK],
+                    for status, target in routes.items()],
         "Default": assemble,
     }
     inline_map: dict[str, Any] = {
@@ -172,8 +181,8 @@ def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool,
             "ItemReader": _manifest_reader(_plan("bucket"), _plan("manifest_key")),
             "ItemProcessor": _extract_batch_processor("DISTRIBUTED"),
         }
-    if archives:
-        states.update(_archive_states(prefix, fields, assemble, failure))
+    if Route.UNPACK in routes.values():
+        states.update(_archive_states(level, fields, assemble, failure))
     states[assemble] = _task("Assemble", "Write text, Markdown, report and the DynamoDB item",
                              parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
     states[failure] = _task("Assemble", "Every failure ends as a recorded status with a reason, never a silent stop",
@@ -181,29 +190,33 @@ def _document_states(prefix: str, fields: tuple[str, ...], *, distributed: bool,
     return states
 
 
-def _archive_states(prefix: str, fields: tuple[str, ...], assemble: str, failure: str) -> dict[str, Any]:
-    member_processor_states = _document_states("Member", _MEMBER_FIELDS, distributed=False, archives=False)
+def _archive_states(level: int, fields: tuple[str, ...], assemble: str, failure: str) -> dict[str, Any]:
+    prefix, member_start = _LEVEL_PREFIXES[level], f"{_LEVEL_PREFIXES[level + 1]}Plan"
+    member_states = _document_states(level + 1, _MEMBER_FIELDS)
     members_inline: dict[str, Any] = {
         "Type": "Map",
         "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
         "ItemsPath": _unpack("items"),
         "MaxConcurrencyPath": _unpack("max_concurrency"),
-        "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": "MemberPlan",
-                          "States": member_processor_states},
+        "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": member_start, "States": member_states},
         "ResultPath": None,
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
         "Next": assemble,
     }
+    unpack = _task("Unpack", "Open the archive safely; each member is uploaded as a document of its own",
+                   parameters=_request(UnpackRequest, fields, plan="$.plan"), result_path="$.unpack",
+                   catch_to=failure, next_state=f"{prefix}ProcessMembersInline")
+    if level > 0:  # an archive member's members: inline (its unpack result lists them all)
+        return {f"{prefix}Unpack": unpack, f"{prefix}ProcessMembersInline": members_inline}
+    unpack["Next"] = f"{prefix}ChooseMemberMapKind"
     members_distributed = {
         **{k: v for k, v in members_inline.items() if k != "ItemsPath"},
         "ItemReader": _manifest_reader("$.bucket", _unpack("manifest_key")),
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-                          "StartAt": "MemberPlan", "States": member_processor_states},
+                          "StartAt": member_start, "States": member_states},
     }
     return {
-        f"{prefix}Unpack": _task("Unpack", "Open the archive safely; each member is uploaded as a document of its own",
-                                 parameters=_request(UnpackRequest, fields, plan="$.plan"), result_path="$.unpack",
-                                 catch_to=failure, next_state=f"{prefix}ChooseMemberMapKind"),
+        f"{prefix}Unpack": unpack,
         f"{prefix}ChooseMemberMapKind": {
             "Type": "Choice",
             "Comment": "Large archives read their members from an S3 manifest in a Distributed Map",
@@ -222,7 +235,7 @@ def build_definition() -> dict[str, Any]:
                    "an archive and process each member the same way, then assemble the results. States carry "
                    "S3 pointers and counts, never page text.",
         "StartAt": "Plan",
-        "States": _document_states("", _DOCUMENT_FIELDS, distributed=True, archives=True),
+        "States": _document_states(0, _DOCUMENT_FIELDS),
     }
 
 

@@ -111,6 +111,23 @@ class DocumentOutcome:
         return f"results/{self.doc_id}/"
 
 
+def _member_outcomes(doc_id: str, members_of: Mapping[str, list[dict[str, Any]]],
+                     execution_status: str) -> list[DocumentOutcome]:
+    """The members of an archive document (and theirs, for a member that was an archive too)."""
+    return [
+        DocumentOutcome(
+            key=str(member.get("source_key", "")),
+            source_name=str(member.get("archive_path") or member.get("source_name") or ""),
+            doc_id=str(member["doc_id"]),
+            execution_status=execution_status,
+            item=member,
+            seconds=0.0,
+            members=_member_outcomes(str(member["doc_id"]), members_of, execution_status),
+        )
+        for member in sorted(members_of.get(doc_id, []), key=lambda i: str(i.get("archive_path", "")))
+    ]
+
+
 def _load_module(path: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -606,15 +623,7 @@ class LocalAws:
                 item=items.get(doc_id or ""),
                 seconds=(stop - execution["startDate"]).total_seconds() if stop else 0.0,
             )
-            for member in sorted(members_of.get(doc_id or "", []), key=lambda i: str(i.get("archive_path", ""))):
-                outcome.members.append(DocumentOutcome(
-                    key=str(member.get("source_key", "")),
-                    source_name=str(member.get("archive_path") or member.get("source_name") or ""),
-                    doc_id=str(member["doc_id"]),
-                    execution_status=execution["status"],
-                    item=member,
-                    seconds=0.0,
-                ))
+            outcome.members = _member_outcomes(doc_id or "", members_of, execution["status"])
             outcomes.append(outcome)
         return outcomes
 

@@ -133,8 +133,9 @@ def test_every_task_retries_transient_lambda_errors_with_jitter(definition: dict
         if state["Type"] == "Task" and state["Resource"].startswith("arn:aws:lambda:")
     ]
     # top level: Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure; in each of the two
-    # member Maps: MemberPlan, ExtractBatch, MemberAssemble, MemberRecordFailure
-    assert len(tasks) == 6 + 2 * 4
+    # member Maps: MemberPlan, ExtractBatch, MemberUnpack, MemberAssemble, MemberRecordFailure, and
+    # in its nested member Map: NestedMemberPlan, ExtractBatch, NestedMemberAssemble, NestedMemberRecordFailure
+    assert len(tasks) == 6 + 2 * (5 + 4)
     for name, state in tasks:
         retrier = next(r for r in state["Retry"] if set(r["ErrorEquals"]) >= LAMBDA_ERRORS)
         assert (retrier["MaxAttempts"], retrier["IntervalSeconds"], retrier["JitterStrategy"]) == (3, 2, "FULL"), name
@@ -187,7 +188,23 @@ def test_archive_members_run_the_document_states_and_then_the_archive_is_assembl
         assert states["MemberPlan"]["Catch"][0]["Next"] == "MemberRecordFailure"
         assert states["MemberAssemble"]["Parameters"]["archive_path.$"] == "$.archive_path"
         assert states["MemberRecordFailure"]["Parameters"]["parent_doc_id.$"] == "$.parent_doc_id"
-        assert "MemberUnpack" not in states, "nested archives are expanded by the unpack step itself"
+
+
+def test_an_archive_member_whose_plan_says_archive_is_unpacked_one_level_down(definition: dict[str, Any]) -> None:
+    """A member the unpack step left as a file but whose plan says archive is unpacked, and its
+    members processed inline; one level further down an archive goes to assemble (routes_at)."""
+    for members in ("ProcessMembersInline", "ProcessMembersDistributed"):
+        states = definition["States"][members]["ItemProcessor"]["States"]
+        route = states["MemberRouteByPlanStatus"]
+        assert ("archive", "MemberUnpack") in {(c["StringEquals"], c["Next"]) for c in route["Choices"]}
+        assert states["MemberUnpack"]["Next"] == "MemberProcessMembersInline"
+        assert states["MemberUnpack"]["Catch"][0]["Next"] == "MemberRecordFailure"
+        nested = states["MemberProcessMembersInline"]
+        assert nested["ItemsPath"] == "$.unpack.items" and nested["Next"] == "MemberAssemble"
+        assert nested["ItemProcessor"]["ProcessorConfig"] == {"Mode": "INLINE"}
+        deepest = nested["ItemProcessor"]["States"]
+        assert {c["StringEquals"] for c in deepest["NestedMemberRouteByPlanStatus"]["Choices"]} == {"ready"}
+        assert "NestedMemberUnpack" not in deepest
 
 
 def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: dict[str, Any]) -> None:

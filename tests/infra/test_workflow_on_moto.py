@@ -94,7 +94,11 @@ class FakeSteps:
                              key=f"members/{event.doc_id}/a{i}.txt", parent_doc_id=event.doc_id,
                              archive_path=f"dir/a{i}.txt")
                  for i in range(2)]
-        return UnpackResult(status="ok", member_count=2, item_count=2, use_distributed_map=False,
+        if event.source_name.startswith("nest"):  # a member the unpack step left as a file, yet an archive
+            items.append(DocumentRef(doc_id=f"{event.doc_id}-inner", bucket=event.bucket, source_name="inner.zip",
+                                     key=f"members/{event.doc_id}/inner.zip", parent_doc_id=event.doc_id,
+                                     archive_path="inner.zip"))
+        return UnpackResult(status="ok", member_count=len(items), item_count=len(items), use_distributed_map=False,
                             manifest_key=f"work/{event.doc_id}/member-items.json", max_concurrency=4, items=items)
 
     def assemble(self, event: AssembleRequest) -> AssembleResult:
@@ -233,3 +237,23 @@ def test_a_failing_batch_is_recorded_as_a_failure_with_its_error(workflow: tuple
     assert "broken content stream" in recorded["error"]["Cause"]
     assert {"doc_id", "bucket", "key", "source_name"} <= set(recorded)
     assert json.loads(described["output"])["status"] == "failed"
+
+
+def test_an_archive_member_whose_plan_says_archive_is_unpacked_and_its_members_processed(
+    workflow: tuple[Any, str, FakeSteps],
+) -> None:
+    """The nested member case: inner.zip (a member whose plan says archive) is unpacked by the member
+    Map, its members run plan/extract/assemble, then inner.zip and the outer archive are assembled."""
+    described, steps = run(workflow, "nest.zip")
+    assert described["status"] == "SUCCEEDED", described
+    inner = "nest-zip-inner"
+    assert [e["doc_id"] for e in steps.called("unpack") if e["doc_id"].startswith("nest-zip")] == ["nest-zip", inner]
+    for i in range(2):
+        member = f"{inner}-m{i}"
+        assert len(for_doc(steps.called("plan"), member)) == 1
+        assert len(for_doc(steps.called("extract"), member)) == 3
+        (assembled,) = for_doc(steps.called("assemble"), member)
+        assert assembled["parent_doc_id"] == inner and "error" not in assembled
+    (inner_assembled,) = for_doc(steps.called("assemble"), inner)
+    assert inner_assembled["plan"]["status"] == "archive" and "error" not in inner_assembled
+    assert json.loads(described["output"])["status"] == "clean"

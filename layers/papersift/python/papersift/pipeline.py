@@ -42,6 +42,7 @@ from papersift.sniff import FileType, sniff
 from papersift.steps import (
     ARCHIVE,
     READY,
+    UNPACK_LEVELS,
     ArchiveListing,
     AssembleRequest,
     Batch,
@@ -209,7 +210,8 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
                              members=members)
     _put_model(store, members_key(doc_id), listing)
     store.put(member_items_key(doc_id), manifest_json(items), "application/json")
-    distributed = len(items) > settings.distributed_map_threshold
+    # an archive member's members are an inline Map inside its iteration (no Distributed Map there)
+    distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     return UnpackResult(status=listing.status, reason=listing.reason, unlisted=listing.unlisted,
                         member_count=len(members), item_count=len(items), use_distributed_map=distributed,
                         manifest_key=member_items_key(doc_id), max_concurrency=settings.max_concurrency,
@@ -319,7 +321,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     entry per archive member, with the member document's own status where it was processed."""
     doc_id = request.doc_id
     report = _new_report(request, plan, settings)
-    listing = ArchiveListing(status="corrupt", reason="the archive was not unpacked")
+    listing = ArchiveListing(status="corrupt", reason=f"the archive was not unpacked: it is nested in archive members "
+                                                      f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
     texts: list[str] = []
@@ -463,12 +466,13 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
 # -- all steps in one process ------------------------------------------------------------
 
 
-def process_document(store: ObjectStore, document: DocumentRef, settings: Settings) -> ExtractionReport:
+def process_document(store: ObjectStore, document: DocumentRef, settings: Settings, level: int = 0) -> ExtractionReport:
     """Plan, extract every batch (or unpack and process every member) and assemble, in this
-    process: what the workflow does, routed by the same ``Plan.route``, for `papersift extract`."""
+    process: what the workflow does, routed by the same ``Plan.route``, for `papersift extract`.
+    ``level`` counts the archive steps above the document, as the workflow's nesting does."""
     try:
         plan = plan_document(store, document, settings)
-        route = plan.route()
+        route = plan.route(level)
         if route is Route.EXTRACT:
             batches = plan.batches or read_manifest(store.get(plan.manifest_key), Batch)
             for batch in batches:
@@ -479,7 +483,7 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
                                           Path(scratch))
             items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
             for item in items:
-                process_document(store, item, settings)
+                process_document(store, item, settings, level + 1)
         return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings)
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         failure = AssembleRequest(**document.ref.model_dump(), error=StepError.from_exception(exc))

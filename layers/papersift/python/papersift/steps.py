@@ -177,6 +177,16 @@ READY, ARCHIVE = "ready", "archive"
 #: plan status -> route; any other status is final and goes straight to assemble
 PLAN_ROUTES: Mapping[str, Route] = {READY: Route.EXTRACT, ARCHIVE: Route.UNPACK}
 PLAN_STATUSES = frozenset({READY, ARCHIVE, *(str(s) for s in DocumentStatus)})
+#: archive levels the workflow unpacks: a dropped archive (level 0), and an archive member whose
+#: plan still says archive (level 1: one the unpack step left as a file). The unpack step expands
+#: nested archives itself, so a member of a member is an archive only when unpack could not tell.
+UNPACK_LEVELS = 2
+
+
+def routes_at(level: int) -> Mapping[str, Route]:
+    """The plan routes of a document ``level`` archive levels down (0: a dropped file)."""
+    return {status: route for status, route in PLAN_ROUTES.items() if route is not Route.UNPACK
+            or level < UNPACK_LEVELS}
 
 
 class Batch(StepModel):
@@ -226,8 +236,9 @@ class Plan(DocumentRef):
             raise ValueError(f"plan status must be one of {', '.join(sorted(PLAN_STATUSES))}")
         return value
 
-    def route(self) -> Route:
-        return PLAN_ROUTES.get(self.status, Route.ASSEMBLE)
+    def route(self, level: int = 0) -> Route:
+        """Where the document goes next, ``level`` archive levels down (see ``routes_at``)."""
+        return routes_at(level).get(self.status, Route.ASSEMBLE)
 
 
 # -- extract -----------------------------------------------------------------------------
@@ -275,7 +286,8 @@ class ArchiveListing(StepModel):
 
 
 class UnpackResult(StepModel):
-    """The unpack step's result (``$.unpack``): the members to process as documents."""
+    """The unpack step's result (``$.unpack``): the members to process as documents. An archive
+    member's own unpack result always lists its items inline (its member Map is inline)."""
 
     status: str
     reason: str = ""
