@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from papersift.errors import SettingsError
 # the same without it.
 FAST = {"aws:cdk:disable-asset-staging": True}
 LAMBDA_RETRYABLE = "Lambda.TooManyRequestsException"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +127,18 @@ def test_unpack_and_extract_are_container_image_functions(
         props = function_properties(resources, stack, fn)
         assert props["PackageType"] == "Image"
         assert props["EphemeralStorage"] == {"Size": 10240}
+
+
+def test_every_container_function_is_built_by_the_image_script(app_and_stack: tuple[App, PipelineStack]) -> None:
+    """scripts/build_image.sh builds, and tests/image runs, the image of each function the stack
+    deploys from functions/ocr/Dockerfile: a new container function cannot miss the image tests."""
+    assembly = app_and_stack[0].synth()
+    manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
+    images = [image["source"] for image in manifest["dockerImages"].values()]
+    assert {source["dockerFile"] for source in images} == {"functions/ocr/Dockerfile"}
+    listed = subprocess.run(["bash", str(REPO / "scripts" / "build_image.sh"), "--list"],
+                            capture_output=True, text=True, check=True)
+    assert sorted(source["dockerBuildArgs"]["FUNCTION"] for source in images) == sorted(listed.stdout.split())
 
 
 def test_functions_get_settings_table_and_powertools_environment(

@@ -1,0 +1,46 @@
+"""Image tests: the image scripts/build_image.sh builds, and a moto server its handlers talk to."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from image_env import BUCKET, BUILD_SCRIPT, IMAGE_DIR, REPO, Aws, container_functions, free_port
+
+
+@pytest.fixture(scope="session")
+def images() -> dict[str, str]:
+    """Image id per container function, built (or found in buildah's layer cache) by the script.
+
+    The tag is per checkout, so builds from other worktrees on this machine neither move it nor
+    prune the image under a running test."""
+    if os.geteuid() != 0 and shutil.which("buildah") is None:
+        pytest.skip("the image build needs buildah, which only root can install (scripts/build_image.sh)")
+    tag = "test-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    done = subprocess.run(["bash", str(BUILD_SCRIPT)], cwd=REPO, env={**os.environ, "PAPERSIFT_IMAGE_TAG": tag},
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, f"scripts/build_image.sh failed:\n{done.stderr[-6000:]}"
+    return {fn: (IMAGE_DIR / f"{fn}.iid").read_text().strip() for fn in container_functions()}
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[Aws]:
+    """A moto server on loopback with the test bucket; the host's boto3 and the image's both use it."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        s3.create_bucket(Bucket=BUCKET)
+        yield Aws(endpoint, s3)
+    finally:
+        server.stop()

@@ -1,0 +1,126 @@
+"""The container image of the unpack, extract and OCR functions, built here and run as Lambda
+runs it: its own entry point (awslambdaric) fed through the Runtime API, as a non-root user,
+its handlers reading and writing a moto S3 on loopback."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from archive_factory import have
+from image_env import BUCKET, Aws, container, container_functions, invoke
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+from papersift.pipeline import document_id, plan_document
+from papersift.settings import Settings
+from papersift.storage import S3ObjectStore
+
+pytestmark = [pytest.mark.image, pytest.mark.slow]
+
+LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "legacy"
+# Tesseract models the OCR step chooses from: the configured Latin languages, orientation and
+# script detection, and the models OSD's script names pick (issue 7).
+TESSERACT_MODELS = {"eng", "por", "spa", "deu", "fra", "osd", "ara", "jpn", "jpn_vert", "chi_sim"}
+# Binaries the core calls: archives/tools.py and patool, pdf_engines.py, formats/legacy.py, OCR.
+BINARIES = ("7z", "unar", "lsar", "bsdtar", "cabextract", "arj", "lha", "zstd", "pdftotext", "pdftoppm",
+            "pdfinfo", "antiword", "catdoc", "tesseract")
+SCAN_LINES = ("Scanned memo: the archive was digitised in 2019.", "Every page of this memo is an image.")
+
+
+def scanned_page(lines: tuple[str, ...] = SCAN_LINES) -> bytes:
+    """A grey page of text, slightly rotated and speckled as a flatbed scan comes out, as PNG."""
+    page = Image.new("L", (1700, 600), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=44)
+    for row, line in enumerate(lines):
+        draw.text((80, 120 + 110 * row), line, fill=30, font=font)
+    page = page.rotate(0.8, fillcolor=255, resample=Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(0.6))
+    noise = random.Random(7)
+    pixels = page.load()
+    for _ in range(6000):
+        pixels[noise.randrange(page.width), noise.randrange(page.height)] = noise.choice((0, 120, 255))
+    buffer = io.BytesIO()
+    page.save(buffer, format="PNG", dpi=(300, 300))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("function", container_functions())
+def test_each_served_handler_loads_under_the_runtime_interface_client(images: dict[str, str], aws: Aws,
+                                                                        function: str) -> None:
+    """The image's entry point imports functions/<name>/app.py (module-level clients, settings from
+    the environment) and asks the Runtime API for work; an import error would be an init error."""
+    invoked = invoke(images[function], function, [], aws)
+    assert invoked.init_error is None, f"{function} did not start: {invoked.init_error}\n{invoked.log}"
+    assert invoked.polled, f"{function}'s runtime never asked for an event:\n{invoked.log}"
+
+
+def test_image_holds_every_tesseract_model_the_ocr_step_chooses_from(images: dict[str, str]) -> None:
+    with container(images[container_functions()[0]]) as ctr:
+        listed = ctr.output(["tesseract", "--list-langs"]).split("\n")[1:]
+    wanted = TESSERACT_MODELS | set(Settings().ocr_languages)
+    assert wanted <= {lang.strip() for lang in listed}, f"missing: {sorted(wanted - set(listed))}"
+
+
+def test_image_holds_every_binary_the_core_calls(images: dict[str, str]) -> None:
+    script = "import shutil, sys; print(' '.join(b for b in sys.argv[1:] if shutil.which(b) is None))"
+    with container(images[container_functions()[0]]) as ctr:
+        missing = ctr.output(["python3", "-c", script, *BINARIES]).split()
+    assert missing == [], f"not in the image: {missing}"
+
+
+def test_tesseract_in_the_image_reads_a_generated_scanned_page(images: dict[str, str]) -> None:
+    """pytesseract, the Tesseract binary and its English model in the image, on a page with no text layer."""
+    script = ("import io, sys, pytesseract; from PIL import Image; "
+              "print(pytesseract.image_to_string(Image.open(io.BytesIO(sys.stdin.buffer.read())), lang='eng'))")
+    with container(images[container_functions()[0]]) as ctr:
+        text = ctr.output(["python3", "-c", script], stdin=scanned_page(), env={"HOME": "/tmp"})
+    words = " ".join(text.split())
+    for line in SCAN_LINES:
+        assert line in words, f"{line!r} not in {words!r}"
+
+
+@pytest.mark.skipif(not have("7z"), reason="the 7z fixture is made with p7zip on the host")
+def test_unpack_handler_in_the_image_opens_a_7z_archive_and_uploads_its_members(
+        images: dict[str, str], aws: Aws, tmp_path: Path) -> None:
+    """7z archives are read by the 7z binary: the image must carry it and the handler must find it."""
+    (tmp_path / "src" / "minutes").mkdir(parents=True)
+    (tmp_path / "src" / "minutes" / "2019.txt").write_text("Minutes of the 2019 tender board.\n")
+    (tmp_path / "src" / "budget.csv").write_text("item,value\nroads,52000\n")
+    subprocess.run(["7z", "a", "-bd", "-y", str(tmp_path / "papers.7z"), "."], cwd=tmp_path / "src",
+                   check=True, capture_output=True)
+    key = "incoming/papers.7z"
+    aws.s3.upload_file(str(tmp_path / "papers.7z"), BUCKET, key)
+    doc_id = document_id(BUCKET, key)
+    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), {"doc_id": doc_id, "bucket": BUCKET, "key": key},
+                         Settings())
+    assert (plan["status"], plan["kind"]) == ("archive", "7z")
+
+    event = {"doc_id": doc_id, "bucket": BUCKET, "key": key, "source_name": "papers.7z", "plan": plan}
+    unpacked = invoke(images["unpack"], "unpack", [event], aws).result()
+
+    assert (unpacked["status"], unpacked["member_count"]) == ("ok", 2), unpacked
+    paths = sorted(item["archive_path"] for item in unpacked["items"])
+    assert paths == ["budget.csv", "minutes/2019.txt"]
+    member = aws.s3.get_object(Bucket=BUCKET, Key=f"members/{doc_id}/minutes/2019.txt")["Body"].read()
+    assert member == b"Minutes of the 2019 tender board.\n"
+
+
+def test_extract_handler_in_the_image_reads_a_legacy_doc_with_antiword(images: dict[str, str], aws: Aws) -> None:
+    """Word 97-2003 files are read by antiword (catdoc as fallback): binaries only the image has in Lambda."""
+    key = "incoming/edital.doc"
+    aws.s3.put_object(Bucket=BUCKET, Key=key, Body=(LEGACY / "edital.doc").read_bytes())
+    doc_id = document_id(BUCKET, key)
+    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), {"doc_id": doc_id, "bucket": BUCKET, "key": key},
+                         Settings())
+    assert (plan["status"], plan["kind"], plan["batch_count"]) == ("ready", "doc", 1), plan
+
+    summary = invoke(images["extract"], "extract", plan["batches"], aws).result()
+
+    assert summary["pages"] == 1, summary
+    page = json.loads(aws.s3.get_object(Bucket=BUCKET, Key=f"work/{doc_id}/pages/00001.json")["Body"].read())
+    assert page["report"]["engine"] in ("antiword", "catdoc"), page["report"]
+    assert "Edital de licitação nº 7/2026" in page["text"], page["text"][:300]
