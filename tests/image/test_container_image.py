@@ -4,16 +4,14 @@ its handlers reading and writing a moto S3 on loopback."""
 
 from __future__ import annotations
 
-import io
 import json
-import random
 import subprocess
 from pathlib import Path
 
 import pytest
 from archive_factory import have
 from image_env import BUCKET, Aws, container, container_functions, invoke
-from PIL import Image, ImageDraw, ImageFilter, ImageFont
+from scan_factory import LINES, image_bytes, text_image
 
 from papersift.pipeline import document_id, plan_document
 from papersift.settings import Settings
@@ -28,24 +26,6 @@ TESSERACT_MODELS = {"eng", "por", "spa", "deu", "fra", "osd", "ara", "jpn", "jpn
 # Binaries the core calls: archives/tools.py and patool, pdf_engines.py, formats/legacy.py, OCR.
 BINARIES = ("7z", "unar", "lsar", "bsdtar", "cabextract", "arj", "lha", "zstd", "pdftotext", "pdftoppm",
             "pdfinfo", "antiword", "catdoc", "tesseract")
-SCAN_LINES = ("Scanned memo: the archive was digitised in 2019.", "Every page of this memo is an image.")
-
-
-def scanned_page(lines: tuple[str, ...] = SCAN_LINES) -> bytes:
-    """A grey page of text, slightly rotated and speckled as a flatbed scan comes out, as PNG."""
-    page = Image.new("L", (1700, 600), 255)
-    draw = ImageDraw.Draw(page)
-    font = ImageFont.load_default(size=44)
-    for row, line in enumerate(lines):
-        draw.text((80, 120 + 110 * row), line, fill=30, font=font)
-    page = page.rotate(0.8, fillcolor=255, resample=Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(0.6))
-    noise = random.Random(7)
-    pixels = page.load()
-    for _ in range(6000):
-        pixels[noise.randrange(page.width), noise.randrange(page.height)] = noise.choice((0, 120, 255))
-    buffer = io.BytesIO()
-    page.save(buffer, format="PNG", dpi=(300, 300))
-    return buffer.getvalue()
 
 
 @pytest.mark.parametrize("function", container_functions())
@@ -77,9 +57,10 @@ def test_tesseract_in_the_image_reads_a_generated_scanned_page(images: dict[str,
     script = ("import io, sys, pytesseract; from PIL import Image; "
               "print(pytesseract.image_to_string(Image.open(io.BytesIO(sys.stdin.buffer.read())), lang='eng'))")
     with container(images[container_functions()[0]]) as ctr:
-        text = ctr.output(["python3", "-c", script], stdin=scanned_page(), env={"HOME": "/tmp"})
+        page = image_bytes(text_image(skew=1.5))
+        text = ctr.output(["python3", "-c", script], stdin=page, env={"HOME": "/tmp"})
     words = " ".join(text.split())
-    for line in SCAN_LINES:
+    for line in LINES:
         assert line in words, f"{line!r} not in {words!r}"
 
 
