@@ -308,6 +308,8 @@ class PipelineStack(Stack):
                 f"!functions/{name}",
                 "!layers/requirements.txt",
                 "!layers/papersift",
+                # word lists compiled on the deploying machine: the image compiles its own
+                "layers/papersift/python/papersift/data/words-*",
                 *ASSET_EXCLUDE,
             ],
         )

@@ -13,8 +13,9 @@ from archive_factory import have
 from image_env import BUCKET, Aws, container, container_functions, invoke
 from scan_factory import LINES, image_bytes, text_image
 
-from papersift.pipeline import document_id, plan_document
+from papersift.pipeline import plan_document
 from papersift.settings import Settings
+from papersift.steps import ExtractResult, RunInput, UnpackRequest, UnpackResult
 from papersift.storage import S3ObjectStore
 
 pytestmark = [pytest.mark.image, pytest.mark.slow]
@@ -73,35 +74,33 @@ def test_unpack_handler_in_the_image_opens_a_7z_archive_and_uploads_its_members(
     (tmp_path / "src" / "budget.csv").write_text("item,value\nroads,52000\n")
     subprocess.run(["7z", "a", "-bd", "-y", str(tmp_path / "papers.7z"), "."], cwd=tmp_path / "src",
                    check=True, capture_output=True)
-    key = "incoming/papers.7z"
-    aws.s3.upload_file(str(tmp_path / "papers.7z"), BUCKET, key)
-    doc_id = document_id(BUCKET, key)
-    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), {"doc_id": doc_id, "bucket": BUCKET, "key": key},
-                         Settings())
-    assert (plan["status"], plan["kind"]) == ("archive", "7z")
+    document = RunInput.for_object(BUCKET, "incoming/papers.7z")
+    aws.s3.upload_file(str(tmp_path / "papers.7z"), BUCKET, document.key)
+    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), document, Settings())
+    assert (plan.status, plan.kind) == ("archive", "7z")
 
-    event = {"doc_id": doc_id, "bucket": BUCKET, "key": key, "source_name": "papers.7z", "plan": plan}
-    unpacked = invoke(images["unpack"], "unpack", [event], aws).result()
+    request = UnpackRequest(**document.ref.model_dump(), plan=plan)
+    unpacked = UnpackResult.model_validate(
+        invoke(images["unpack"], "unpack", [request.model_dump(mode="json")], aws).result())
 
-    assert (unpacked["status"], unpacked["member_count"]) == ("ok", 2), unpacked
-    paths = sorted(item["archive_path"] for item in unpacked["items"])
-    assert paths == ["budget.csv", "minutes/2019.txt"]
-    member = aws.s3.get_object(Bucket=BUCKET, Key=f"members/{doc_id}/minutes/2019.txt")["Body"].read()
+    assert (unpacked.status, unpacked.member_count) == ("ok", 2), unpacked
+    assert sorted(item.archive_path or "" for item in unpacked.items) == ["budget.csv", "minutes/2019.txt"]
+    member = aws.s3.get_object(Bucket=BUCKET, Key=f"members/{document.doc_id}/minutes/2019.txt")["Body"].read()
     assert member == b"Minutes of the 2019 tender board.\n"
 
 
 def test_extract_handler_in_the_image_reads_a_legacy_doc_with_antiword(images: dict[str, str], aws: Aws) -> None:
     """Word 97-2003 files are read by antiword (catdoc as fallback): binaries only the image has in Lambda."""
-    key = "incoming/edital.doc"
-    aws.s3.put_object(Bucket=BUCKET, Key=key, Body=(LEGACY / "edital.doc").read_bytes())
-    doc_id = document_id(BUCKET, key)
-    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), {"doc_id": doc_id, "bucket": BUCKET, "key": key},
-                         Settings())
-    assert (plan["status"], plan["kind"], plan["batch_count"]) == ("ready", "doc", 1), plan
+    document = RunInput.for_object(BUCKET, "incoming/edital.doc")
+    aws.s3.put_object(Bucket=BUCKET, Key=document.key, Body=(LEGACY / "edital.doc").read_bytes())
+    plan = plan_document(S3ObjectStore(aws.s3, BUCKET), document, Settings())
+    assert (plan.status, plan.kind, plan.batch_count) == ("ready", "doc", 1), plan
 
-    summary = invoke(images["extract"], "extract", plan["batches"], aws).result()
+    batches = [batch.model_dump(mode="json") for batch in plan.batches]
+    summary = ExtractResult.model_validate(invoke(images["extract"], "extract", batches, aws).result())
 
-    assert summary["pages"] == 1, summary
-    page = json.loads(aws.s3.get_object(Bucket=BUCKET, Key=f"work/{doc_id}/pages/00001.json")["Body"].read())
+    assert summary.pages == 1, summary
+    key = f"work/{document.doc_id}/pages/00001.json"
+    page = json.loads(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
     assert page["report"]["engine"] in ("antiword", "catdoc"), page["report"]
     assert "Edital de licitação nº 7/2026" in page["text"], page["text"][:300]
