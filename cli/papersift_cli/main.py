@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--flat", action="store_true",
                          help="write DIR/<name>.txt and DIR/<name>.status (the corpus scorer's layout)")
         sub.add_argument("--quiet", action="store_true", help="no progress lines")
+        sub.add_argument("--open", action="store_true", help="open the first document's report.html in a browser")
     run.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                      help="give up waiting for the workflow after this long")
     return parser
@@ -120,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             write_folder(result, args.out)
     print_summary(results, sys.stdout, time.monotonic() - started)
+    if args.open:
+        open_first_report(results, args.out, args.flat)
     return EXIT_BROKEN if any(r.broken for r in results) else EXIT_OK
 
 
@@ -127,6 +130,19 @@ def open_devnull() -> Any:
     import os
 
     return open(os.devnull, "w")
+
+
+def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> None:
+    """`papersift run --open`: the first document's report.html in the default browser."""
+    import webbrowser
+
+    first = next((r for r in results if "report.html" in r.files), None)
+    if first is None or flat:
+        print("papersift: no report.html to open" + (" (--flat writes none)" if flat else ""), file=sys.stderr)
+        return
+    page = (out / first.name / "report.html").resolve()
+    if not webbrowser.open(page.as_uri()):
+        print(f"papersift: no browser to open {page}", file=sys.stderr)
 
 
 # -- papersift run ------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
+from urllib.parse import quote
 
-from papersift.report import TRUSTED_DOCUMENT_STATUSES
+from papersift.report import TRUSTED_DOCUMENT_STATUSES, ExtractionReport
+from papersift.report_page import REPORT_PAGE_NAME, render_report_page
 
 #: document status -> status understood by the corpus scorer (score.py)
 SCORE_STATUS = {
@@ -95,12 +97,23 @@ def write_folder(result: FileResult, out_dir: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for file_name, data in result.files.items():
         (target / file_name).write_bytes(data)
+    if result.members and "report.json" in result.files:
+        (target / REPORT_PAGE_NAME).write_text(_archive_page(result.files["report.json"]), encoding="utf-8")
     if not result.files:
         status = {"status": result.status, "reason": result.reason}
         (target / "status.json").write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
     for member in result.members:
         write_folder(member, target / "members")
     return target
+
+
+def _archive_page(report_json: bytes) -> str:
+    """An archive's report.html with its member links pointing into this folder layout
+    (members/<path inside the archive>/report.html) instead of the bucket's results/<doc_id>/."""
+    report = ExtractionReport.from_dict(json.loads(report_json))
+    hrefs = {m.doc_id: f"members/{quote(_safe_relative(m.path).as_posix())}/{REPORT_PAGE_NAME}"
+             for m in report.members if m.doc_id}
+    return render_report_page(report, member_hrefs=hrefs)
 
 
 def write_flat(result: FileResult, out_dir: Path) -> None:

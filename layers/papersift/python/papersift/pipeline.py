@@ -37,6 +37,7 @@ from papersift.report import (
     PageStatus,
     status_for_error,
 )
+from papersift.report_page import REPORT_PAGE_NAME, Thumbnail, pdf_thumbnails, render_report_page, thumbnail_pages
 from papersift.settings import Settings
 from papersift.sniff import FileType, sniff
 from papersift.steps import (
@@ -281,7 +282,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     write_results(store, report, pages)
     _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
-    return _finish(store, report, started)
+    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings))
 
 
 def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) -> ExtractionReport:
@@ -304,10 +305,26 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
     )
 
 
-def _finish(store: ObjectStore, report: ExtractionReport, started: float) -> ExtractionReport:
+def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages: list[PageContent] | None = None,
+            thumbnails: list[Thumbnail] | None = None) -> ExtractionReport:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     _put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
+    page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
+    store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_NAME}", page.encode("utf-8"), "text/html; charset=utf-8")
     return report
+
+
+def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionReport,
+                settings: Settings) -> list[Thumbnail]:
+    """report.html's pictures of a PDF's suspect pages: the one time assemble reads the source,
+    and only when there is a suspect page to show."""
+    if report.detected_type != "pdf" or not thumbnail_pages(report):
+        return []
+    try:
+        data, metadata = store.get_with_metadata(document.key)
+        return pdf_thumbnails(report, data, DocumentOptions.from_metadata(metadata).apply(settings).passwords)
+    except Exception:  # pictures are a courtesy: a source gone or unreadable must never fail the result
+        return []
 
 
 def member_tag(path: str) -> str:
