@@ -11,12 +11,12 @@ APT_PACKAGES=(
   p7zip-full unar libarchive-tools cabextract arj lhasa zstd cpio binutils
   gcab lzip ncompress   # test fixtures: archive formats we must read but no Python lib writes
   antiword catdoc
-  chromium           # report.html in a headless browser (tests/browser)
+  chromium curl jq   # report.html in a headless browser; the README's curl session against `papersift serve`
 )
 # binary -> package, to decide whether apt is needed at all
 need_apt=0
 for bin in tesseract pdftotext 7z unar bsdtar cabextract arj lha zstd cpio ar antiword catdoc gcab lzip compress \
-           chromium; do
+           chromium curl jq; do
   command -v "$bin" >/dev/null 2>&1 || need_apt=1
 done
 for lang in eng por spa; do

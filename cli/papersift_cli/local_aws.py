@@ -31,6 +31,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 from urllib.request import Request, urlopen
 
+from papersift import listing
 from papersift.settings import Settings
 from papersift.steps import DocumentOptions
 
@@ -431,8 +432,14 @@ class LocalAws:
         s3.put_bucket_versioning(Bucket=self.bucket, VersioningConfiguration={"Status": "Enabled"})
         ddb.create_table(
             TableName=self.table_name,
-            KeySchema=[{"AttributeName": "doc_id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "doc_id", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": listing.TABLE_KEY, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in listing.KEY_ATTRIBUTES],
+            GlobalSecondaryIndexes=[{
+                "IndexName": index.name,
+                "KeySchema": [{"AttributeName": index.partition, "KeyType": "HASH"},
+                              {"AttributeName": index.sort, "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(listing.PROJECTED)},
+            } for index in listing.INDEXES],
             BillingMode="PAY_PER_REQUEST",
         )
         self.dlq_url = sqs.create_queue(QueueName=self.dlq_name)["QueueUrl"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from papersift.errors import SettingsError
-from papersift.settings import OCR_MODES, Settings
+from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps import DocumentOptions, DocumentRef, document_id
 from papersift_cli.output import FileResult, print_summary, unique_names, write_flat, write_folder
 from papersift_cli.progress import Progress
@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--open", action="store_true", help="open the first document's report.html in a browser")
     run.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                      help="give up waiting for the workflow after this long")
+    serve = commands.add_parser("serve", help="serve the API on 127.0.0.1 against an embedded AWS, until Ctrl-C")
+    serve.add_argument("--port", type=int, default=8080, metavar="N", help="port on 127.0.0.1 (0: any free one)")
+    serve.add_argument("--auth", choices=API_AUTH_MODES, default=None, help="iam (SigV4, the default) or api_key")
+    serve.add_argument("--api-key", default=None, metavar="KEY",
+                       help="the key callers send as x-api-key with --auth api_key (default: a random one)")
+    serve.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
     return parser
 
 
@@ -91,6 +97,8 @@ def document_options(settings: Settings) -> DocumentOptions:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoverable-file warnings are in the report
+    if args.command == "serve":
+        return serve(args)
     try:
         settings = load_settings(args)
         inputs = collect_inputs(args.paths)
@@ -143,6 +151,40 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
     page = (out / first.name / "report.html").resolve()
     if not webbrowser.open(page.as_uri()):
         print(f"papersift: no browser to open {page}", file=sys.stderr)
+
+
+# -- papersift serve ----------------------------------------------------------------------
+
+
+def serve(args: argparse.Namespace) -> int:
+    """The API on 127.0.0.1, the same handler and routes as the stack's, against an embedded AWS."""
+    import secrets
+
+    from papersift_cli.api_server import LocalApi, describe_auth
+
+    overrides: dict[str, Any] = {"api_auth": args.auth} if args.auth else {}
+    try:
+        settings = (Settings.from_toml(args.config, overrides) if args.config
+                    else Settings.from_mapping(overrides, source="command line"))
+    except SettingsError as exc:
+        print(f"papersift: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    api_keys = [args.api_key or secrets.token_urlsafe(24)] if settings.api_auth == "api_key" else []
+    try:
+        with LocalApi(settings, port=args.port, api_keys=api_keys, retry_time_scale=CLI_RETRY_TIME_SCALE) as api:
+            assert api.app is not None
+            print(f"papersift API on {api.url} (embedded AWS at {api.aws.endpoint_url}); Ctrl-C stops it", flush=True)
+            print(describe_auth(api.app), flush=True)
+            try:
+                while True:
+                    time.sleep(2)
+                    api.poll_queue()
+            except KeyboardInterrupt:
+                print("papersift: stopped", file=sys.stderr)
+    except OSError as exc:
+        print(f"papersift: cannot serve on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
+        return EXIT_BROKEN
+    return EXIT_OK
 
 
 # -- papersift run ------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import (
-    Acknowledgment,
     Annotations,
     ArnFormat,
     AssetHashType,
@@ -24,7 +23,6 @@ from aws_cdk import (
     Size,
     Stack,
     Tags,
-    Validations,
 )
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -35,9 +33,12 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import Construct, IConstruct
+from constructs import Construct
 
+from infra.stacks.api import DocumentsApi
+from infra.stacks.nag import acknowledge
 from infra.workflow import PLACEHOLDERS, definition_text
+from papersift import listing, steps
 from papersift.errors import SettingsError
 from papersift.settings import Settings
 
@@ -52,6 +53,7 @@ INCOMING_PREFIX = "incoming/"
 WORK_PREFIX = "work/"
 RESULTS_PREFIX = "results/"
 MEMBERS_PREFIX = "members/"
+API_UPLOAD_PREFIX = steps.API_UPLOAD_PREFIX
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 CONTEXT_KEY = "papersift"
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.pytest_cache", "**/.mypy_cache"]
@@ -71,11 +73,6 @@ def settings_from_context(value: Any) -> Settings:
     if not isinstance(value, Mapping):
         raise SettingsError(f"{source} must be an object of settings, got {type(value).__name__}")
     return Settings.from_mapping(value, source=source)
-
-
-def acknowledge(scope: IConstruct, rule: str, reason: str) -> None:
-    """Accept one cdk-nag finding on ``scope`` (and below) with the reason it is accepted."""
-    Validations.of(scope).acknowledge(Acknowledgment(id=rule, reason=reason))
 
 
 class PipelineStack(Stack):
@@ -138,6 +135,10 @@ class PipelineStack(Stack):
         # the execution name is the document id: a duplicate notification cannot start a second run
         self.state_machine.grant_start_execution(self.ingest_fn)
 
+        # 6. The API: callers submit, follow, fetch, list and delete documents.
+        self.api_fn = self._api_function()
+        self.api = DocumentsApi(self, "DocumentsApi", handler=self.api_fn, settings=self.settings)
+
         self._outputs()
         self._acknowledge_accepted_findings()
 
@@ -173,6 +174,14 @@ class PipelineStack(Stack):
                     expiration=Duration.days(7),
                     noncurrent_version_expiration=Duration.days(1),
                 ),
+                # API uploads and archive members may carry passwords in their metadata; once
+                # processed (minutes) only their results are needed
+                *(s3.LifecycleRule(
+                    id=f"expire-{name}",
+                    prefix=prefix,
+                    expiration=Duration.days(self.settings.upload_expiry_days),
+                    noncurrent_version_expiration=Duration.days(1),
+                ) for name, prefix in (("api-uploads", API_UPLOAD_PREFIX), ("archive-members", MEMBERS_PREFIX))),
                 s3.LifecycleRule(
                     id="expire-old-versions",
                     noncurrent_version_expiration=Duration.days(30),
@@ -182,10 +191,10 @@ class PipelineStack(Stack):
         )
 
     def _table(self) -> dynamodb.Table:
-        return dynamodb.Table(
+        table = dynamodb.Table(
             self,
             "Documents Table",
-            partition_key=dynamodb.Attribute(name="doc_id", type=dynamodb.AttributeType.STRING),
+            partition_key=dynamodb.Attribute(name=listing.TABLE_KEY, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -193,6 +202,16 @@ class PipelineStack(Stack):
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
             removal_policy=RemovalPolicy.RETAIN,
         )
+        # the API's listing: sparse indexes of the top-level documents (papersift.listing)
+        for index in listing.INDEXES:
+            table.add_global_secondary_index(
+                index_name=index.name,
+                partition_key=dynamodb.Attribute(name=index.partition, type=dynamodb.AttributeType.STRING),
+                sort_key=dynamodb.Attribute(name=index.sort, type=dynamodb.AttributeType.STRING),
+                projection_type=dynamodb.ProjectionType.INCLUDE,
+                non_key_attributes=list(listing.PROJECTED),
+            )
+        return table
 
     def _drop_queue(self) -> sqs.Queue:
         dead_letters = sqs.Queue(
@@ -326,6 +345,36 @@ class PipelineStack(Stack):
             log_group=self._log_group(construct_id),
         )
 
+    def _api_function(self) -> lambda_.Function:
+        """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
+        incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
+        and deletes a document's objects, every version of them."""
+        fn = self._zip_function("Api", "api", memory_mb=1024, timeout=Duration.seconds(29),
+                                environment={"STATE_MACHINE_ARN": self.state_machine.state_machine_arn})
+        self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
+        self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
+        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX]
+        fn.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
+            resources=[self.bucket.arn_for_objects(f"{prefix}*") for prefix in owned]))
+        fn.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:ListBucket", "s3:ListBucketVersions"], resources=[self.bucket.bucket_arn]))
+        self.table.grant_read_write_data(fn)
+        fn.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:DescribeExecution"],
+            resources=[self.format_arn(service="states", resource="execution",
+                                       resource_name=f"{self.state_machine.state_machine_name}:*",
+                                       arn_format=ArnFormat.COLON_RESOURCE_NAME)]))
+        machine = self.get_logical_id(self.state_machine.node.default_child)  # type: ignore[arg-type]
+        bucket = self.get_logical_id(self.bucket.node.default_child)  # type: ignore[arg-type]
+        acknowledge(fn, f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{API_UPLOAD_PREFIX}*]",
+                    "Each upload's key is minted per submission (incoming/api/<token>/<name>); the prefix is the "
+                    "narrowest scope.")
+        acknowledge(fn, "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+                        f"execution:<{machine}.Name>:*]",
+                    "Executions are named after document ids, known only at run time; scoped to this state machine.")
+        return fn
+
     # -- workflow ------------------------------------------------------------------------
 
     def _state_machine(self) -> sfn.StateMachine:
@@ -402,6 +451,7 @@ class PipelineStack(Stack):
         """Findings accepted for the whole stack, each with the reason; narrower ones sit next to
         the construct they concern."""
         bucket = self.get_logical_id(self.bucket.node.default_child)  # type: ignore[arg-type]
+        table = self.get_logical_id(self.table.node.default_child)  # type: ignore[arg-type]
         basic_role = "arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
         accepted = [
             (
@@ -441,6 +491,10 @@ class PipelineStack(Stack):
                 "Unpack uploads archive members under members/<doc_id>/, known only at run time.",
             ),
             (
+                f"AwsSolutions-IAM5[Resource::<{table}.Arn>/index/*]",
+                "CDK's table grants cover its indexes: the API lists documents through the listing indexes.",
+            ),
+            (
                 "AwsSolutions-L1",
                 "python3.12 is the runtime the dependency layer is built and tested for; moving on is a "
                 "deliberate change of scripts/build_layers.py, the layer and this stack together.",
@@ -457,6 +511,7 @@ class PipelineStack(Stack):
             self.assemble_fn,
             self.unpack_fn,
             self.ingest_fn,
+            self.api_fn,
             self.state_machine,
             notification_handler,
         ):

@@ -66,3 +66,39 @@ class OcrThrottledError(PapersiftError):
     """The OCR back end refused for load; Step Functions retries with backoff."""
 
     code = "ocr_throttled"
+
+
+class RequestError(PapersiftError):
+    """An API request that cannot be served as asked. ``http_status`` is the answer's status and
+    ``field`` names the request field at fault, when one is."""
+
+    code = "bad_request"
+    http_status = 400
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class DocumentNotFoundError(RequestError):
+    code = "not_found"
+    http_status = 404
+
+
+class DocumentRunningError(RequestError):
+    """The document's run has not finished: deleting it now would race the workflow's writes."""
+
+    code = "document_running"
+    http_status = 409
+
+
+class PayloadTooLargeError(RequestError):
+    code = "payload_too_large"
+    http_status = 413
+
+
+class ThrottledError(RequestError):
+    """A back end (S3, DynamoDB, Step Functions) or the API's own limit refused for load."""
+
+    code = "throttled"
+    http_status = 429

@@ -28,6 +28,7 @@ from papersift.errors import (
     PapersiftError,
     UnsupportedFormatError,
 )
+from papersift.listing import listing_attributes
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
     DocumentStatus,
@@ -473,6 +474,8 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "markdown_key": prefix + "document.md",
         "report_key": prefix + "report.json",
         "updated_at": report.created_at,
+        "member_count": len(report.members),
+        **listing_attributes(report.status, report.source.get("parent_doc_id")),
     }
     for extra in ("parent_doc_id", "archive_path"):
         if report.source.get(extra):

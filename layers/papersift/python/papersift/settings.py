@@ -18,6 +18,10 @@ from typing import Any
 from papersift.errors import SettingsError
 
 OCR_MODES = ("off", "local-first", "textract-first", "local-only", "textract-only")
+#: how the API authenticates callers: IAM (SigV4) or an API key with a usage plan
+API_AUTH_MODES = ("iam", "api_key")
+#: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
+API_INLINE_LIMIT_BYTES = 4_500_000
 ENV_PREFIX = "PAPERSIFT_"
 
 
@@ -56,6 +60,23 @@ class Settings:
     price_textract_detect_per_page: float = 0.0015
     price_textract_analyze_per_page: float = 0.015
     price_lambda_gb_second: float = 0.0000166667
+    #: API: IAM (SigV4) on every method, or an API key (usage plan, quota) on every method
+    api_auth: str = "iam"
+    #: API: stage throttling, steady requests per second and burst (also the usage plan's)
+    api_throttle_rate: float = 50.0
+    api_throttle_burst: int = 100
+    #: API: requests per day per API key (usage plan quota; api_key mode only)
+    api_quota_per_day: int = 100_000
+    #: API: lifetime of the presigned upload URL and of result download URLs, in seconds
+    api_upload_url_seconds: int = 900
+    api_download_url_seconds: int = 900
+    #: API: largest file accepted inline by POST /documents:extract (decoded bytes)
+    api_inline_max_bytes: int = 4_000_000
+    #: API: a report.json up to this size is returned inline by GET /documents/{id}/report
+    api_inline_report_bytes: int = 256 * 1024
+    #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
+    #: may carry passwords, and processing them takes minutes; results stay
+    upload_expiry_days: int = 1
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives
     passwords: tuple[str, ...] = field(default=(), repr=False)
 
@@ -71,15 +92,31 @@ class Settings:
             "max_archive_members",
             "max_archive_total_bytes",
             "max_compression_ratio",
+            "api_throttle_rate",
+            "api_throttle_burst",
+            "api_quota_per_day",
+            "api_upload_url_seconds",
+            "api_download_url_seconds",
+            "api_inline_max_bytes",
+            "api_inline_report_bytes",
+            "upload_expiry_days",
         )
         for name in positive:
             if getattr(self, name) <= 0:
-                raise SettingsError(f"setting {name} must be a positive integer, got {getattr(self, name)!r}")
+                raise SettingsError(f"setting {name} must be positive, got {getattr(self, name)!r}")
         if self.ocr_mode not in OCR_MODES:
             raise SettingsError(f"setting ocr_mode must be one of {', '.join(OCR_MODES)}; got {self.ocr_mode!r}")
         if not self.ocr_languages or not all(lang.isalnum() or "_" in lang for lang in self.ocr_languages):
             raise SettingsError(
                 f"setting ocr_languages must be Tesseract codes like eng, por; got {self.ocr_languages!r}")
+        if self.api_auth not in API_AUTH_MODES:
+            raise SettingsError(f"setting api_auth must be one of {', '.join(API_AUTH_MODES)}; got {self.api_auth!r}")
+        if self.api_inline_max_bytes > API_INLINE_LIMIT_BYTES:
+            raise SettingsError(f"setting api_inline_max_bytes must be at most {API_INLINE_LIMIT_BYTES} (API Gateway "
+                                f"passes Lambda 6 MB, base64 included); got {self.api_inline_max_bytes}")
+        for name in ("api_upload_url_seconds", "api_download_url_seconds"):
+            if getattr(self, name) > 7 * 24 * 3600:
+                raise SettingsError(f"setting {name} must be at most 604800 (a SigV4 URL lives 7 days at most)")
         for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"setting {name} must not be negative, got {getattr(self, name)!r}")

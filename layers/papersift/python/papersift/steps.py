@@ -50,9 +50,16 @@ class StepModel(BaseModel):
 # -- identity ---------------------------------------------------------------------------
 
 
+#: uploads through the API: ``incoming/api/<token>/<file name>``, a key unique per submission
+API_UPLOAD_PREFIX = "incoming/api/"
+
+
 def document_id(bucket: str, key: str, version_id: str | None = None, etag: str | None = None) -> str:
     """Stable id of one object version: duplicate notifications map to the same id (and so to
-    the same Step Functions execution name, at most 80 characters)."""
+    the same Step Functions execution name, at most 80 characters). An API upload is identified
+    by its key alone: the API hands out the id before the object (and so its version) exists."""
+    if key.startswith(API_UPLOAD_PREFIX):
+        version_id = etag = None
     identity = "\0".join([bucket, key, version_id or "", (etag or "").strip('"')])
     return "d" + hashlib.sha256(identity.encode("utf-8")).hexdigest()[:40]
 

@@ -1,0 +1,21 @@
+"""Routes of a document's results: presigned GET URLs of its text, Markdown, report and report.html."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from route_support import DocId, catalog_of, responses
+
+from papersift.api_models import ResultKind, ResultLink
+
+router = Router()
+
+
+@router.get("/documents/<doc_id>/<kind>", summary="A presigned GET URL of one result of the document",
+            description="text: text.txt (pages separated by form feeds); markdown: document.md with the tables; "
+                        "report: report.json, also inline when small; view: report.html, the page a person reads.",
+            responses=responses(200, "A presigned GET URL", 400, 404), tags=["results"])
+def result(doc_id: DocId, kind: Annotated[ResultKind, Path(description="which result")]) -> ResultLink:
+    return catalog_of(router).result_link(doc_id, kind)

@@ -1,0 +1,338 @@
+"""The documents as API callers see them: submit, describe, link, list and delete.
+
+Pure like the rest of the core: the S3, DynamoDB and Step Functions clients are passed in (the
+API handler creates them). A submitted document gets its id before its bytes exist: the upload
+key ``incoming/api/<token>/<file name>`` is unique per submission, and the pipeline derives an
+API upload's id from its key alone (``steps.document_id``), so the id the API returns is the
+id the run records under. Until the run records its result, the document's item says
+``submitted`` and :meth:`Catalog.describe` tells awaiting upload, queued and running apart from
+the upload and the execution.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from papersift.api_models import (
+    AWAITING_UPLOAD,
+    MAX_OPTIONS_METADATA_CHARS,
+    QUEUED,
+    RUNNING,
+    SUBMITTED,
+    ApiStatus,
+    DeleteResult,
+    DocumentLinks,
+    DocumentList,
+    DocumentSummary,
+    DocumentView,
+    InlineExtractRequest,
+    InlineExtractResponse,
+    MemberView,
+    PresignedUpload,
+    ResultKind,
+    ResultLink,
+    SubmitRequest,
+    SubmitResponse,
+)
+from papersift.errors import (
+    DocumentNotFoundError,
+    DocumentRunningError,
+    PayloadTooLargeError,
+    RequestError,
+)
+from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
+from papersift.pipeline import results_prefix, work_prefix
+from papersift.report import ExtractionReport, MemberReport
+from papersift.report_page import REPORT_PAGE_NAME
+from papersift.settings import Settings
+from papersift.steps import API_UPLOAD_PREFIX, document_id
+from papersift.storage import S3ObjectStore
+
+#: members listed by GET /documents/{id}; the rest are in the archive's report.json
+MAX_MEMBERS_SHOWN = 1000
+#: page status -> the item's counter of it (pipeline.document_item)
+PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_ocr": "pages_needs_ocr",
+                 "ocr": "pages_ocr", "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
+#: result kind -> (its file under results/<doc_id>/, its content type)
+RESULT_FILES: Mapping[str, tuple[str, str]] = {
+    "text": ("text.txt", "text/plain; charset=utf-8"),
+    "markdown": ("document.md", "text/markdown; charset=utf-8"),
+    "report": ("report.json", "application/json"),
+    "view": (REPORT_PAGE_NAME, "text/html; charset=utf-8"),
+}
+#: prefixes of objects papersift itself wrote as a document's source (deleted with the document)
+OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, "members/")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def execution_arn(state_machine_arn: str, name: str) -> str:
+    """The ARN of the execution named ``name`` (a document id) of a standard state machine."""
+    prefix, _, machine = state_machine_arn.rpartition(":stateMachine:")
+    return f"{prefix}:execution:{machine}:{name}"
+
+
+def _plain(value: Any) -> Any:
+    """DynamoDB's Decimals back to ints and floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _timestamp(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The API's operations over one deployment's bucket, table and state machine."""
+
+    s3: Any
+    table: Any  # a boto3 DynamoDB Table resource
+    sfn: Any
+    bucket: str
+    state_machine_arn: str
+    settings: Settings
+    clock: Callable[[], datetime] = field(default=_now)
+
+    @property
+    def store(self) -> S3ObjectStore:
+        return S3ObjectStore(self.s3, self.bucket)
+
+    # -- submit --------------------------------------------------------------------------------
+
+    def submit(self, request: SubmitRequest) -> SubmitResponse:
+        """Record the document and hand back a presigned PUT for its bytes; the upload runs the
+        same S3-triggered path as a drop. Its options are signed into the URL as metadata."""
+        doc_id, key, metadata = self._new_document(request)
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if metadata:
+            params["Metadata"] = metadata
+        seconds = self.settings.api_upload_url_seconds
+        url = self.s3.generate_presigned_url("put_object", Params=params, ExpiresIn=seconds, HttpMethod="PUT")
+        headers = {f"x-amz-meta-{name}": value for name, value in metadata.items()}
+        return SubmitResponse(doc_id=doc_id, status=AWAITING_UPLOAD, links=DocumentLinks.of(doc_id),
+                              upload=PresignedUpload(url=url, headers=headers, expires_in=seconds))
+
+    def extract_inline(self, request: InlineExtractRequest) -> InlineExtractResponse:
+        """Store a small file sent in the request; its upload starts the run like any drop."""
+        data = self._decoded(request.content_base64)
+        doc_id, key, metadata = self._new_document(request)
+        try:
+            self.store.put(key, data, metadata=metadata)
+        except Exception:
+            self.table.delete_item(Key={"doc_id": doc_id})
+            raise
+        return InlineExtractResponse(doc_id=doc_id, status=QUEUED, links=DocumentLinks.of(doc_id))
+
+    def _decoded(self, content: str) -> bytes:
+        limit = self.settings.api_inline_max_bytes
+        if len(content) * 3 // 4 > limit + 2:  # refuse before decoding megabytes for nothing
+            raise PayloadTooLargeError(f"the file is over {limit} bytes: upload it through POST /documents instead",
+                                       field="content_base64")
+        try:
+            data = base64.b64decode(content, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise RequestError("content_base64 is not base64 (standard alphabet, padded)",
+                               field="content_base64") from exc
+        if len(data) > limit:
+            raise PayloadTooLargeError(f"the file is {len(data)} bytes, over {limit}: upload it through "
+                                       "POST /documents instead", field="content_base64")
+        return data
+
+    def _new_document(self, request: SubmitRequest) -> tuple[str, str, dict[str, str]]:
+        metadata = self._metadata(request)
+        key = f"{API_UPLOAD_PREFIX}{secrets.token_urlsafe(18)}/{request.file_name}"
+        doc_id = document_id(self.bucket, key)
+        now = self.clock().isoformat(timespec="seconds")
+        item = {"doc_id": doc_id, "status": SUBMITTED, "source_bucket": self.bucket, "source_key": key,
+                "source_name": request.file_name, "submitted_at": now, "updated_at": now,
+                **listing_attributes(SUBMITTED, None)}
+        self.table.put_item(Item=item, ConditionExpression="attribute_not_exists(doc_id)")
+        return doc_id, key, metadata
+
+    @staticmethod
+    def _metadata(request: SubmitRequest) -> dict[str, str]:
+        metadata = request.document_options().metadata()
+        if sum(len(k) + len(v) for k, v in metadata.items()) > MAX_OPTIONS_METADATA_CHARS:
+            raise RequestError("passwords and options must fit S3's 2 KB of object metadata; send fewer or "
+                               "shorter passwords", field="passwords" if request.passwords else "options")
+        return metadata
+
+    # -- describe ------------------------------------------------------------------------------
+
+    def describe(self, doc_id: str) -> DocumentView:
+        item = self._item(doc_id)
+        if item is None:
+            return self._running_drop(doc_id)
+        progress: tuple[ApiStatus, str] | None = None
+        if item["status"] == SUBMITTED:
+            progress = self._progress(doc_id, str(item.get("source_key") or ""))
+            if progress[0] == "failed":  # the run ended since the item was read: its result may be there now
+                item = self._item(doc_id) or item
+                progress = progress if item["status"] == SUBMITTED else None
+        view = DocumentView(
+            doc_id=doc_id,
+            status=item["status"],
+            trusted=item.get("trusted"),
+            reason=str(item.get("reason") or ""),
+            source_name=str(item.get("source_name") or ""),
+            detected_type=item.get("detected_type"),
+            page_count=int(item.get("page_count") or 0),
+            char_count=int(item.get("char_count") or 0),
+            pages={status: int(item[counter]) for status, counter in PAGE_COUNTERS.items() if item.get(counter)},
+            cost=dict(item.get("cost") or {}),
+            parent_doc_id=item.get("parent_doc_id"),
+            archive_path=item.get("archive_path"),
+            submitted_at=_timestamp(item.get("submitted_at")),
+            updated_at=_timestamp(item.get("updated_at")),
+            links=DocumentLinks.of(doc_id),
+            member_count=int(item.get("member_count") or 0),
+        )
+        if progress is not None:
+            return view.model_copy(update={"status": progress[0], "reason": progress[1]})
+        members = self._members(item)
+        if members:
+            shown = [MemberView(path=m.path, status=m.status, reason=m.reason, detected_type=m.detected_type,
+                                page_count=m.page_count, doc_id=m.doc_id,
+                                links=DocumentLinks.of(m.doc_id) if m.doc_id else None)
+                     for m in members[:MAX_MEMBERS_SHOWN]]
+            view = view.model_copy(update={"members": shown, "member_count": len(members)})
+        return view
+
+    def _members(self, item: Mapping[str, Any] | None) -> list[MemberReport]:
+        """An archive's members, from its report (the item only counts them)."""
+        if not item or not item.get("member_count") or not item.get("report_key"):
+            return []
+        return ExtractionReport.from_dict(json.loads(self.store.get(str(item["report_key"])))).members
+
+    def _running_drop(self, doc_id: str) -> DocumentView:
+        """A document dropped into the bucket has no item until its run records one."""
+        execution = self._execution(doc_id)
+        if execution is None or execution["status"] != "RUNNING":  # finished without an item: deleted
+            raise DocumentNotFoundError(f"no document {doc_id}")
+        run_input = json.loads(execution.get("input") or "{}")
+        status, reason = self._progress(doc_id, "")
+        return DocumentView(doc_id=doc_id, status=status, reason=reason, links=DocumentLinks.of(doc_id),
+                            source_name=str(run_input.get("source_name") or ""),
+                            submitted_at=execution.get("startDate"))
+
+    def _progress(self, doc_id: str, source_key: str) -> tuple[ApiStatus, str]:
+        """Where a document without a recorded result stands: its execution, else its upload."""
+        execution = self._execution(doc_id)
+        if execution is not None:
+            if execution["status"] == "RUNNING":
+                return RUNNING, "the run is in progress"
+            return "failed", f"the run ended {execution['status']} without recording a result"
+        if source_key and self.store.exists(source_key):
+            return QUEUED, "uploaded; the run has not started yet"
+        return AWAITING_UPLOAD, "waiting for the file at the presigned upload URL"
+
+    def _item(self, doc_id: str) -> dict[str, Any] | None:
+        item = self.table.get_item(Key={"doc_id": doc_id}, ConsistentRead=True).get("Item")
+        return _plain(item) if item else None
+
+    def _execution(self, doc_id: str) -> dict[str, Any] | None:
+        try:
+            return dict(self.sfn.describe_execution(executionArn=execution_arn(self.state_machine_arn, doc_id)))
+        except self.sfn.exceptions.ExecutionDoesNotExist:
+            return None
+
+    # -- results ------------------------------------------------------------------------------
+
+    def result_link(self, doc_id: str, kind: ResultKind) -> ResultLink:
+        """A presigned GET of one result; the report also inline when it is small."""
+        item = self._item(doc_id)
+        if item is None or item["status"] == SUBMITTED:
+            state = "unknown" if item is None and self._execution(doc_id) is None else "not finished"
+            raise DocumentNotFoundError(f"document {doc_id} has no {kind} result: it is {state}")
+        file_name, content_type = RESULT_FILES[kind]
+        key = results_prefix(doc_id) + file_name
+        listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=key, MaxKeys=1).get("Contents", [])
+        size = next((int(obj["Size"]) for obj in listed if obj["Key"] == key), None)
+        if size is None:
+            raise DocumentNotFoundError(f"document {doc_id} has no {file_name}")
+        seconds = self.settings.api_download_url_seconds
+        url = self.s3.generate_presigned_url(
+            "get_object", ExpiresIn=seconds, HttpMethod="GET",
+            Params={"Bucket": self.bucket, "Key": key, "ResponseContentType": content_type})
+        report = None
+        if kind == "report" and size <= self.settings.api_inline_report_bytes:
+            report = json.loads(self.store.get(key))
+        return ResultLink(doc_id=doc_id, kind=kind, url=url, content_type=content_type, expires_in=seconds,
+                          size=size, report=report)
+
+    # -- listing -------------------------------------------------------------------------------
+
+    def list_documents(self, status: str | None, limit: int, next_token: str | None) -> DocumentList:
+        start = decode_token(next_token, status)
+        response = self.table.query(**query_arguments(status, limit, start))
+        items = [_plain(i) for i in response.get("Items", [])]
+        summaries = [DocumentSummary(
+            doc_id=i["doc_id"], status=i["status"], trusted=i.get("trusted"), source_name=i.get("source_name") or "",
+            detected_type=i.get("detected_type"), page_count=int(i.get("page_count") or 0),
+            updated_at=_timestamp(i.get("updated_at")), links=DocumentLinks.of(i["doc_id"])) for i in items]
+        return DocumentList(items=summaries, next=encode_token(_plain(response.get("LastEvaluatedKey"))))
+
+    # -- delete --------------------------------------------------------------------------------
+
+    def delete(self, doc_id: str) -> DeleteResult:
+        """Remove a document's results, work files, members (documents of their own) and items,
+        every object version of them, and the source when papersift wrote it (an API upload, an
+        archive member). Refused while the document (or its archive) is still being processed."""
+        item = self._item(doc_id)
+        execution = self._execution(str(item.get("parent_doc_id") or doc_id) if item else doc_id)
+        if item is None and execution is None:
+            raise DocumentNotFoundError(f"no document {doc_id}")
+        if execution is not None and execution["status"] == "RUNNING":
+            raise DocumentRunningError(f"document {doc_id} is being processed; delete it when its run has finished")
+        if item is not None and item["status"] == SUBMITTED and execution is None and \
+                self.store.exists(str(item.get("source_key") or "")):
+            raise DocumentRunningError(f"document {doc_id} was uploaded and its run is about to start")
+        documents = [doc_id, *(m.doc_id for m in self._members(item) if m.doc_id)]
+        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [f"members/{doc_id}/"]
+        source_key = str(item.get("source_key") or "") if item else ""
+        if source_key.startswith(OWNED_SOURCE_PREFIXES):
+            prefixes.append(source_key)
+        deleted = sum(self._delete_versions(prefix) for prefix in prefixes)
+        with self.table.batch_writer() as batch:
+            for document in documents:
+                batch.delete_item(Key={"doc_id": document})
+        return DeleteResult(doc_id=doc_id, deleted_documents=len(documents), deleted_objects=deleted)
+
+    def _delete_versions(self, prefix: str) -> int:
+        deleted = 0
+        for page in self.s3.get_paginator("list_object_versions").paginate(Bucket=self.bucket, Prefix=prefix):
+            entries = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                       for v in (*page.get("Versions", []), *page.get("DeleteMarkers", []))]
+            for chunk in _chunks(entries, 1000):
+                response = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": chunk, "Quiet": True})
+                if response.get("Errors"):
+                    first = response["Errors"][0]
+                    raise RuntimeError(f"S3 refused to delete {first.get('Key')}: {first.get('Message')}")
+                deleted += len(chunk)
+        return deleted
+
+
+def _chunks(entries: list[dict[str, str]], size: int) -> Iterable[list[dict[str, str]]]:
+    for start in range(0, len(entries), size):
+        yield entries[start:start + size]
+
+

@@ -1,0 +1,305 @@
+"""The API through real HTTP on loopback: `papersift serve`'s server, handler and embedded AWS.
+
+One server for the whole module (LocalApi: moto, the stack's resources, the API Lambda's own
+handler behind werkzeug, IAM SigV4 checked on every request).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from api_client import ApiClient
+from archive_factory import zip_bytes
+from botocore.exceptions import ClientError
+from pdf_factory import encrypted_pdf, text_pdf
+
+from papersift.catalog import Catalog
+from papersift.settings import Settings
+from papersift_cli.api_server import LocalApi
+
+pytestmark = pytest.mark.slow
+INLINE_LIMIT = 200_000
+PASSWORD = "Tr0ub4dor&3-lighthouse"
+UNKNOWN_ID = "d" + "0" * 40
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[LocalApi]:
+    with LocalApi(Settings(api_inline_max_bytes=INLINE_LIMIT), log_level="DEBUG") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def client(api: LocalApi) -> ApiClient:
+    return ApiClient(api.url)
+
+
+def inline(client: ApiClient, name: str, data: bytes, **fields: Any) -> str:
+    body = {"file_name": name, "content_base64": base64.b64encode(data).decode("ascii"), **fields}
+    return str(client.json("POST", "/documents:extract", body, expect=202)["doc_id"])
+
+
+def fetch(link: dict[str, Any]) -> bytes:
+    """A presigned result URL, fetched without any credentials, as a browser would."""
+    response = requests.get(link["url"], timeout=30)
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def error_of(response: requests.Response) -> dict[str, Any]:
+    assert response.headers["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"} and {"code", "message", "field"} <= set(body["error"]), body
+    assert "Traceback" not in response.text
+    return dict(body["error"])
+
+
+def test_presigned_upload_runs_the_pipeline_and_text_report_and_view_can_be_fetched(
+        api: LocalApi, client: ApiClient) -> None:
+    submitted = client.json("POST", "/documents", {"file_name": "harbour memo.pdf",
+                                                   "options": {"clean_text": True}}, expect=201)
+    doc_id, upload = submitted["doc_id"], submitted["upload"]
+    assert submitted["status"] == "awaiting_upload"
+    assert client.json("GET", f"/documents/{doc_id}")["status"] == "awaiting_upload"
+    pdf = text_pdf(["The harbour master inspected the lighthouse.", "Second page: the budget for buoys."])
+    put = requests.put(upload["url"], data=pdf, headers=upload["headers"], timeout=30)
+    assert put.status_code == 200, put.text
+
+    document = client.wait_finished(doc_id)
+    assert (document["status"], document["trusted"], document["page_count"]) == ("clean", True, 2)
+    assert document["pages"] == {"clean": 2} and document["source_name"] == "harbour memo.pdf"
+    text = fetch(client.json("GET", f"/documents/{doc_id}/text")).decode("utf-8")
+    assert text.split("\f") == ["The harbour master inspected the lighthouse.", "Second page: the budget for buoys."]
+    report_link = client.json("GET", f"/documents/{doc_id}/report")
+    assert report_link["report"]["status"] == "clean", "a small report comes inline"
+    assert api.aws.read(f"results/{doc_id}/text.clean.txt"), "the upload's options reached the run"
+    assert json.loads(fetch(report_link)) == report_link["report"]
+    assert b"harbour master" in fetch(client.json("GET", f"/documents/{doc_id}/markdown"))
+    view = client.json("GET", f"/documents/{doc_id}/view")
+    assert view["content_type"] == "text/html; charset=utf-8"
+    assert b'id="page-strip"' in fetch(view)
+
+
+def test_passwords_open_the_file_and_appear_in_no_url_item_report_history_or_log(
+        api: LocalApi, client: ApiClient, capfd: pytest.CaptureFixture[str]) -> None:
+    submitted = client.json("POST", "/documents", {"file_name": "sealed.pdf", "passwords": ["wrong", PASSWORD]},
+                            expect=201)
+    upload, doc_id = submitted["upload"], submitted["doc_id"]
+    options_header = upload["headers"]["x-amz-meta-papersift-options"]
+    assert PASSWORD not in upload["url"] and options_header not in upload["url"], "signed as a header, not a query"
+    sealed = encrypted_pdf(text_pdf(["Sealed tender for the bridge repairs."]), user_password=PASSWORD)
+    assert requests.put(upload["url"], data=sealed, headers=upload["headers"], timeout=30).status_code == 200
+    document = client.wait_finished(doc_id)
+    assert document["status"] == "clean", document["reason"]
+
+    s3, sfn = api.aws.client("s3"), api.aws.client("stepfunctions")
+    item = api.aws.items()[doc_id]
+    report = client.json("GET", f"/documents/{doc_id}/report")["report"]
+    page = fetch(client.json("GET", f"/documents/{doc_id}/view")).decode("utf-8")
+    arn = f"{api.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:{doc_id}"
+    history = json.dumps(sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"], default=str)
+    responses = json.dumps([client.json("GET", f"/documents/{doc_id}"), client.json("GET", "/documents")])
+    logs = "".join(capfd.readouterr())
+    for where, text in (("item", json.dumps(item, default=str)), ("report", json.dumps(report)), ("page", page),
+                        ("history", history), ("responses", responses), ("logs", logs)):
+        assert PASSWORD not in text and options_header not in text, f"a password leaked into the {where}"
+    results = s3.list_objects_v2(Bucket=api.aws.bucket, Prefix=f"results/{doc_id}/")["Contents"]
+    assert all("papersift-options" not in s3.head_object(Bucket=api.aws.bucket, Key=o["Key"])["Metadata"]
+               for o in results)
+
+
+def test_inline_extract_stores_the_file_and_runs_it_like_a_drop(client: ApiClient) -> None:
+    doc_id = inline(client, "notes.txt", b"Field notes: the heron returned to the marsh.\n")
+    document = client.wait_finished(doc_id)
+    assert (document["status"], document["detected_type"]) == ("clean", "txt")
+    assert "heron returned" in fetch(client.json("GET", f"/documents/{doc_id}/text")).decode("utf-8")
+
+
+def test_inline_file_over_the_limit_is_413_naming_the_field(client: ApiClient) -> None:
+    body = {"file_name": "big.txt", "content_base64": base64.b64encode(b"x" * (INLINE_LIMIT + 1)).decode()}
+    response = client.call("POST", "/documents:extract", body)
+    assert response.status_code == 413
+    error = error_of(response)
+    assert (error["code"], error["field"]) == ("payload_too_large", "content_base64")
+
+
+def test_listing_pages_newest_first_through_every_document_and_filters_by_status(
+        api: LocalApi, client: ApiClient) -> None:
+    api.aws.reset_documents()
+    waiting = [client.json("POST", "/documents", {"file_name": f"w{n}.pdf"}, expect=201)["doc_id"] for n in range(5)]
+    finished = inline(client, "done.txt", b"A finished document about orchards.\n")
+    client.wait_finished(finished)
+
+    seen: list[dict[str, Any]] = []
+    token: str | None = None
+    while True:
+        page = client.json("GET", "/documents?limit=2" + (f"&next={token}" if token else ""))
+        assert len(page["items"]) <= 2
+        seen += page["items"]
+        token = page["next"]
+        if not token:
+            break
+    assert sorted(i["doc_id"] for i in seen) == sorted([*waiting, finished]), "every document exactly once"
+    stamps = [i["updated_at"] for i in seen]
+    assert stamps == sorted(stamps, reverse=True), "newest first"
+    submitted = client.json("GET", "/documents?status=submitted&limit=100")["items"]
+    assert sorted(i["doc_id"] for i in submitted) == sorted(waiting)
+    assert [i["doc_id"] for i in client.json("GET", "/documents?status=clean")["items"]] == [finished]
+
+
+def test_listing_refuses_bad_parameters_naming_them(client: ApiClient) -> None:
+    for query, field in (("limit=0", "limit"), ("limit=101", "limit"), ("status=shiny", "status"),
+                         ("next=bm90LWEta2V5", "next")):
+        response = client.call("GET", f"/documents?{query}")
+        assert response.status_code == 400, query
+        assert error_of(response)["field"] == field
+    token = client.json("GET", "/documents?limit=1")["next"]
+    assert token, "there are documents from the earlier tests"
+    wrong = client.call("GET", f"/documents?status=clean&next={token}")
+    assert (wrong.status_code, error_of(wrong)["field"]) == (400, "next"), "a token of another listing"
+
+
+def test_delete_removes_results_work_files_members_and_items_of_an_archive(api: LocalApi, client: ApiClient) -> None:
+    archive = zip_bytes({"a/first.txt": b"The first member speaks of rivers.\n",
+                         "second.txt": b"The second member speaks of hills.\n"})
+    doc_id = inline(client, "bundle.zip", archive)
+    document = client.wait_finished(doc_id)
+    assert document["member_count"] == 2 and {m["path"] for m in document["members"]} == {"a/first.txt",
+                                                                                          "second.txt"}
+    members = [m["doc_id"] for m in document["members"]]
+    assert all(client.json("GET", f"/documents/{m}")["status"] == "clean" for m in members)
+
+    deleted = client.json("DELETE", f"/documents/{doc_id}")
+    assert deleted["deleted_documents"] == 3 and deleted["deleted_objects"] > 6
+    for gone in (doc_id, *members):
+        response = client.call("GET", f"/documents/{gone}")
+        assert (response.status_code, error_of(response)["code"]) == (404, "not_found")
+    versions = api.aws.client("s3").list_object_versions(Bucket=api.aws.bucket)
+    keys = [v["Key"] for v in versions.get("Versions", []) + versions.get("DeleteMarkers", [])]
+    assert not [k for k in keys if any(i in k for i in (doc_id, *members))], "every version is gone"
+    assert not {doc_id, *members} & set(api.aws.items())
+
+
+def test_delete_during_the_run_is_409_and_works_once_it_finished(api: LocalApi, client: ApiClient) -> None:
+    entered, release = threading.Event(), threading.Event()
+    plan = api.aws.handlers["plan"]
+
+    def slow_plan(event: Any, context: Any) -> Any:
+        entered.set()
+        release.wait(60)
+        return plan(event, context)
+
+    api.aws.handlers["plan"] = slow_plan
+    try:
+        doc_id = inline(client, "slow.txt", b"A document that takes its time.\n")
+        assert entered.wait(60)
+        assert client.json("GET", f"/documents/{doc_id}")["status"] == "running"
+        response = client.call("DELETE", f"/documents/{doc_id}")
+        assert (response.status_code, error_of(response)["code"]) == (409, "document_running")
+    finally:
+        release.set()
+        api.aws.handlers["plan"] = plan
+    finished = client.wait_finished(doc_id)
+    assert finished["status"] == "clean", finished["reason"]
+    assert client.json("DELETE", f"/documents/{doc_id}")["deleted_documents"] == 1
+
+
+def test_unknown_documents_are_404_and_malformed_ids_or_bodies_400_naming_the_field(client: ApiClient) -> None:
+    for path in (f"/documents/{UNKNOWN_ID}", f"/documents/{UNKNOWN_ID}/text", f"/documents/{UNKNOWN_ID}/view"):
+        response = client.call("GET", path)
+        assert (response.status_code, error_of(response)["code"]) == (404, "not_found"), path
+    assert client.call("DELETE", f"/documents/{UNKNOWN_ID}").status_code == 404
+    cases: list[tuple[str, str, Any, str]] = [
+        ("GET", "/documents/not-an-id", None, "doc_id"),
+        ("GET", f"/documents/{UNKNOWN_ID}/pdf", None, "kind"),
+        ("POST", "/documents", {"file_name": "a.pdf", "colour": "blue"}, "colour"),
+        ("POST", "/documents", {"file_name": "../etc/passwd"}, "file_name"),
+        ("POST", "/documents", {}, "file_name"),
+        ("POST", "/documents", {"file_name": "a.pdf", "options": {"ocr_mode": "always"}}, "options.ocr_mode"),
+        ("POST", "/documents", {"file_name": "a.pdf", "passwords": ["x" * 300]}, "passwords.0"),
+        ("POST", "/documents:extract", {"file_name": "a.txt", "content_base64": "***"}, "content_base64"),
+    ]
+    for method, path, body, field in cases:
+        response = client.call(method, path, body)
+        assert response.status_code == 400, (path, body, response.text)
+        error = error_of(response)
+        assert (error["code"], error["field"]) == ("bad_request", field), error
+    assert "x" * 300 not in client.call("POST", "/documents", cases[6][2]).text, "the value is never echoed"
+    broken = client.call("POST", "/documents", raw=b'{"file_name": ')
+    assert broken.status_code == 400 and error_of(broken)["code"] == "bad_request"
+
+
+def test_failures_inside_answer_500_or_429_with_a_code_and_never_a_trace(
+        client: ApiClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*args: Any) -> Any:
+        raise RuntimeError("internal detail that must not leak")
+
+    monkeypatch.setattr(Catalog, "describe", crash)
+    response = client.call("GET", f"/documents/{UNKNOWN_ID}")
+    assert (response.status_code, error_of(response)["code"]) == (500, "internal")
+    assert "internal detail" not in response.text
+
+    def busy(*args: Any) -> Any:
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}},
+                          "Query")
+
+    monkeypatch.setattr(Catalog, "list_documents", busy)
+    response = client.call("GET", "/documents")
+    assert (response.status_code, error_of(response)["code"]) == (429, "throttled")
+
+
+ROUTES = [("POST", "/documents"), ("POST", "/documents:extract"), ("GET", "/documents"),
+          ("GET", f"/documents/{UNKNOWN_ID}"), ("DELETE", f"/documents/{UNKNOWN_ID}")] + [
+    ("GET", f"/documents/{UNKNOWN_ID}/{kind}") for kind in ("text", "markdown", "report", "view")]
+
+
+def test_anonymous_and_badly_signed_requests_are_refused_on_every_route(api: LocalApi) -> None:
+    anonymous, impostor = ApiClient(api.url), ApiClient(api.url, secret_key="not-the-secret")
+    for method, path in ROUTES:
+        response = anonymous.call(method, path, {"file_name": "a.pdf"}, sign=False)
+        assert (response.status_code, error_of(response)["code"]) == (403, "not_authenticated"), path
+        response = impostor.call(method, path, {"file_name": "a.pdf"})
+        assert (response.status_code, error_of(response)["code"]) == (403, "invalid_signature"), path
+    stranger = ApiClient(api.url, access_key="AKIDSTRANGER").call("GET", "/documents")
+    assert (stranger.status_code, error_of(stranger)["code"]) == (403, "access_denied")
+
+
+def test_a_body_changed_after_signing_is_refused(api: LocalApi, client: ApiClient) -> None:
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    signed = AWSRequest(method="POST", url=api.url + "/documents", data=b'{"file_name": "a.pdf"}',
+                        headers={"Content-Type": "application/json"})
+    SigV4Auth(client.credentials, "execute-api", "us-east-1").add_auth(signed)
+    response = requests.post(api.url + "/documents", data=b'{"file_name": "b.pdf"}', headers=dict(signed.headers),
+                             timeout=30)
+    assert (response.status_code, error_of(response)["code"]) == (403, "invalid_signature")
+
+
+def test_the_readme_curl_session_submits_uploads_polls_and_fetches_the_text(
+        api: LocalApi, tmp_path: Path) -> None:
+    """The README's session, run as written (curl --aws-sigv4 and jq) against this server."""
+    import re
+    import shutil
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    session = re.search(r"<!-- curl-session.*?-->\n```bash\n(.*?)```\n<!-- /curl-session -->", readme, re.S)
+    assert session, "the README lost its curl session block"
+    for tool in ("curl", "jq"):
+        assert shutil.which(tool), f"{tool} is missing: scripts/bootstrap.sh installs it"
+    (tmp_path / "memo.pdf").write_bytes(text_pdf(["Minutes of the harbour board, with the budget for buoys."]))
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", session.group(1)], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=180, env={**os.environ, "API": api.url})
+    assert result.returncode == 0, result.stderr
+    assert '"status": "clean"' in result.stdout and "harbour board" in result.stdout, result.stdout
+    assert 'id="page-strip"' in (tmp_path / "report.html").read_text(encoding="utf-8")
