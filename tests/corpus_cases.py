@@ -10,6 +10,8 @@ from pathlib import Path
 from types import ModuleType
 
 CORPUS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus").resolve()
+#: ten real multi-page native PDFs (../shared/bench-pdfs, see its README)
+BENCH_PDFS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "bench-pdfs").resolve()
 
 
 def corpus_present() -> bool:

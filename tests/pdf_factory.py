@@ -224,3 +224,70 @@ def table_pdf(
         story.append(note)
     doc.build(story)  # type: ignore[arg-type]
     return buffer.getvalue()
+
+
+def broken_page_tree_pdf(line: str = "The quarterly report shows revenue growth in every region.") -> bytes:
+    """A one-page PDF whose catalog points /Pages at an object that does not exist: pdfium sees
+    no pages and pypdf refuses the tree, but the page object itself is intact."""
+    content = b"BT /F1 12 Tf 72 770 Td (" + line.encode("latin-1") + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 9 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def _truetype_program_without_cmap() -> bytes:
+    """reportlab's Vera.ttf with its cmap table dropped from the table directory."""
+    import reportlab
+
+    with open(f"{reportlab.__path__[0]}/fonts/Vera.ttf", "rb") as fh:
+        program = fh.read()
+    tables = int.from_bytes(program[4:6], "big")
+    entries = [program[12 + 16 * i : 28 + 16 * i] for i in range(tables)]
+    kept = [entry for entry in entries if entry[:4] != b"cmap"]
+    directory = program[:4] + len(kept).to_bytes(2, "big") + program[6:12] + b"".join(kept)
+    # the tables stay where they were: the shortened directory is padded to its old length
+    return directory + b"\0" * (12 + 16 * tables - len(directory)) + program[12 + 16 * tables :]
+
+
+def truetype_without_cmap_pdf(codes: bytes = b'!"#$%') -> bytes:
+    """A few glyphs from an embedded subset TrueType font with no cmap and no ToUnicode: their
+    codes say nothing about the characters, yet pdfium reads them as ASCII punctuation."""
+    program = zlib.compress(_truetype_program_without_cmap())
+    first, last = min(codes), max(codes)
+    font = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+            b"/FontDescriptor 6 0 R >>" % (first, last, b" ".join([b"600"] * (last - first + 1))))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags 4 /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>")
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    return raw_pdf(b"BT /F1 24 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
+
+
+def predefined_cmap_pdf(text: str = "東京都は日本の首都であり、多くの人々が働いています。", cmap: str = "90ms-RKSJ-H",
+                        encoding: str = "shift_jis") -> bytes:
+    """CJK text through a Type0 font with a predefined CMap, no ToUnicode and no embedded font:
+    the characters come only from the Adobe-Japan1 collection's maps."""
+    font = b"<< /Type /Font /Subtype /Type0 /BaseFont /MS-Mincho /Encoding /%s /DescendantFonts [6 0 R] >>" % (
+        cmap.encode())
+    cid_font = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /MS-Mincho /CIDSystemInfo << /Registry (Adobe) "
+                b"/Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 >>")
+    descriptor = (b"<< /Type /FontDescriptor /FontName /MS-Mincho /Flags 4 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
+                  b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>")
+    content = b"BT /F1 12 Tf 72 700 Td <" + text.encode(encoding).hex().encode() + b"> Tj ET"
+    return raw_pdf(content, font, [cid_font, descriptor])

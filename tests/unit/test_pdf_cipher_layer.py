@@ -21,7 +21,7 @@ def test_cipher_shaped_text_layer_is_never_clean_and_names_the_cipher():
     (page,) = pdf.extract_pages(data, Settings(), 1, 1)
     # the font's own /Differences names the wrong glyphs, so every engine reads the same cipher
     assert [(a.engine, "cipher" in a.signals) for a in page.report.attempts] == [
-        ("pdfium", True), ("pypdf", True), ("pdfplumber", True), ("pdftotext", True)]
+        ("pdfium", True), ("pypdf", True), ("pdfminer", True), ("pdftotext", True)]
     assert page.report.status == "corrupt_unrecoverable", page.report.reason
     assert "cipher" in page.report.signals
     assert page.text.startswith("Wkh txduwhuob uhsruw")  # the layer as stored, never passed off as read

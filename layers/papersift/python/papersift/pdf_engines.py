@@ -1,9 +1,12 @@
 """The PDF engines behind the recovery ladder, each opened at most once per batch.
 
-pdfium (pypdfium2) is fast and usually right, so it is opened eagerly; pypdf, pdfplumber
-(pdfminer) and poppler's ``pdftotext`` are slower and are only opened when a page needs
-them. Each engine decodes fonts differently, which is why a page pdfium garbles is often
-readable by another one.
+pdfium (pypdfium2) is fast and usually right, so it is opened eagerly; pypdf, pdfminer and
+poppler's ``pdftotext`` are slower and are only opened when a page needs them, and then read
+only that page (their per-document setup, parsing the cross-reference table and the fonts, is
+paid once per batch). Each engine decodes fonts differently, which is why a page pdfium
+garbles is often readable by another one. A PDF that neither pdfium nor pypdf can open (a
+broken page tree) is still read by pdfminer, which finds the pages without the tree, and
+pdftotext.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from typing import Any, TypeVar
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from papersift import pdf_fonts
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
+from papersift.pdf_fonts import FontEvidence
 from papersift.quality import PageLayout, nonspace_count
 
 _T = TypeVar("_T")
 
 #: the ladder, in the order the engines are tried
-ENGINE_ORDER = ("pdfium", "pypdf", "pdfplumber", "pdftotext")
+ENGINE_ORDER = ("pdfium", "pypdf", "pdfminer", "pdftotext")
 
 #: a page with this many vector paths and no text may draw its text as outlines
 VECTOR_GLYPH_PATHS = 100
@@ -205,8 +210,13 @@ class PdfHandle:
         self.password = b""
         self.pdfium: pdfium.PdfDocument | None = None
         self.pdfium_error: str | None = None
+        #: set when pdfium could not open the PDF and a slower engine did: every page is then a recovery
+        self.open_note = ""
         self._pypdf: Any = None
         self._plumber: Any = None
+        self._miner: _Pdfminer | None = None
+        self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
+        self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         self._open()
 
@@ -228,34 +238,54 @@ class PdfHandle:
                 self.pdfium_error = str(exc)
                 break
         if self.pdfium is not None:
-            if len(self.pdfium) == 0:
-                raise EmptyInputError("the PDF has no pages")
-            return
+            if len(self.pdfium) > 0:
+                return
+            # no pages through the page tree: empty, or a broken /Pages the others may see past
+            self.pdfium.close()
+            self.pdfium, self.pdfium_error = None, "no pages in the page tree"
         if wrong_password and self.pdfium_error is None:
             raise EncryptedInputError("the PDF is encrypted and no supplied password opens it")
         # pdfium could not parse it (or does not support its security handler): try pypdf
         try:
             reader, self.password = _open_pypdf(self.data, self.candidates)
             pages = len(reader.pages)
-        except (EncryptedInputError, EmptyInputError):
+        except EncryptedInputError:
             raise
         except Exception as exc:
-            raise CorruptInputError(
-                f"unreadable PDF: pdfium says {self.pdfium_error}; pypdf says {type(exc).__name__}: {exc}"
-            ) from exc
+            pypdf_error = "no pages" if isinstance(exc, EmptyInputError) else f"{type(exc).__name__}: {exc}"
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf says {pypdf_error}")
+            return
+        if pages == 0:
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages")
+            return
+        self._pypdf = reader
+        self.open_note = f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it"
+
+    def _open_pdfminer(self, others: str) -> None:
+        """The last opener: pdfminer finds pages by their /Type when the page tree is broken."""
+        try:
+            miner = _Pdfminer(self.data, self.password)
+            pages = len(miner.pages())
+        except Exception as exc:
+            raise CorruptInputError(f"unreadable PDF: {others}; pdfminer says {type(exc).__name__}: {exc}") from exc
         if pages == 0:
             raise EmptyInputError("the PDF has no pages")
-        self._pypdf = reader
+        self._miner = miner
+        self.open_note = f"pdfium and pypdf cannot open the PDF ({others}); pdfminer found {pages} pages"
 
     @property
     def page_count(self) -> int:
         if self.pdfium is not None:
             return len(self.pdfium)
-        return len(self._pypdf.pages)
+        if self._pypdf is not None:
+            return len(self._pypdf.pages)
+        return len(self.miner.pages())
 
     @functools.cached_property
     def engines(self) -> tuple[str, ...]:
-        engines: tuple[str, ...] = ENGINE_ORDER if self.pdfium is not None else ENGINE_ORDER[1:]
+        engines: tuple[str, ...] = ENGINE_ORDER
+        if self.pdfium is None:
+            engines = ENGINE_ORDER[1:] if self._pypdf is not None else ENGINE_ORDER[2:]
         if shutil.which("pdftotext") is None:
             engines = tuple(e for e in engines if e != "pdftotext")
         return engines
@@ -265,6 +295,7 @@ class PdfHandle:
             with contextlib.suppress(Exception):
                 self._plumber.close()
         if self.pdfium is not None:
+            self._release_page()
             self.pdfium.close()
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
@@ -283,45 +314,95 @@ class PdfHandle:
             return self._pdfium_text(number)
         if engine == "pypdf":
             return self._pypdf_text(number), None
-        if engine == "pdfplumber":
-            page = self.plumber.pages[number - 1]
-            try:
-                return _pdfminer_layout_text(page.layout), None
-            finally:
-                page.close()
+        if engine == "pdfminer":
+            return self.miner.layout_text(number), None
         if engine == "pdftotext":
             return self._pdftotext(number), None
         raise EngineError(f"unknown engine {engine}")
 
     def _on_text_page(self, number: int, read: Callable[[Any, Any], _T]) -> _T:
-        """``read(page, textpage)`` on pdfium's page ``number`` (1-based) through the C API,
-        both closed afterwards: the pypdfium2 helper objects (weakref finalizers per page and
-        text page) cost as much as the extraction on small pages. A plain call, not a context
-        manager: this runs once per page on the hot path."""
-        assert self.pdfium is not None
-        c = pdfium_c
-        page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
-        if not page:
-            raise EngineError(f"pdfium could not load page {number}")
-        try:
+        """``read(page, textpage)`` on pdfium's page ``number`` (1-based) through the C API: the
+        pypdfium2 helper objects (weakref finalizers per page and text page) cost as much as the
+        extraction on small pages. The last page read stays loaded until another one is (or the
+        handle closes): the ladder may come back for its fonts or its character boxes, and
+        loading a page costs more than reading it. A plain call: it runs once per page on the
+        hot path."""
+        if self._loaded is None or self._loaded[0] != number:
+            assert self.pdfium is not None
+            self._release_page()
+            c = pdfium_c
+            page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
+            if not page:
+                raise EngineError(f"pdfium could not load page {number}")
             textpage = c.FPDFText_LoadPage(page)
             if not textpage:
+                c.FPDF_ClosePage(page)
                 raise EngineError(f"pdfium could not load the text layer of page {number}")
-            try:
-                return read(page, textpage)
-            finally:
-                c.FPDFText_ClosePage(textpage)
-        finally:
-            c.FPDF_ClosePage(page)
+            self._loaded = (number, page, textpage)
+        _, page, textpage = self._loaded
+        return read(page, textpage)
+
+    def _release_page(self) -> None:
+        if self._loaded is not None:
+            _, page, textpage = self._loaded
+            self._loaded = None
+            pdfium_c.FPDFText_ClosePage(textpage)
+            pdfium_c.FPDF_ClosePage(page)
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
         return self._on_text_page(number, functools.partial(_page_text_and_layout, number))
 
-    def _pypdf_text(self, number: int) -> str:
+    @property
+    def pypdf(self) -> Any:
         if self._pypdf is None:
             self._pypdf, _ = _open_pypdf(self.data, [self.password])
-        text: str = self._pypdf.pages[number - 1].extract_text() or ""
+        return self._pypdf
+
+    def _pypdf_text(self, number: int) -> str:
+        text: str = self.pypdf.pages[number - 1].extract_text() or ""
         return text
+
+    def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
+        """What the fonts page ``number`` draws with say about their Unicode mapping; None when
+        pdfium cannot read the page. pdfium's own findings (the fonts in use, the characters it
+        could not map) cost well under a millisecond; ``dictionaries`` adds what only the font
+        dictionaries say (pypdf: ToUnicode, /Differences, CMaps), opening pypdf for the batch."""
+        if self.pdfium is None:
+            return None
+        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use)
+        if not used or not dictionaries:
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+        try:
+            page = self.pypdf.pages[number - 1]
+            doubts: dict[str, str] = {}
+            seen: set[str] = set()
+            for font in pdf_fonts.font_dictionaries(page, until_found=used.keys() - seen):
+                name = pdf_fonts.base_font_name(font)
+                if name not in used or name in seen:
+                    continue
+                seen.add(name)
+                key = (getattr(font, "indirect_reference", None) or id(font), used[name].program_without_cmap)
+                if key not in self._font_doubts:
+                    self._font_doubts[key] = pdf_fonts.font_doubt(font, used[name].program_without_cmap)
+                doubt = self._font_doubts[key]
+                if doubt is not None:
+                    doubts[name] = doubt
+        except Exception:  # damaged resources are no evidence either way
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+        return FontEvidence(
+            glyphs=sum(u.chars for u in used.values()),
+            unmapped_chars=unmapped,
+            doubtful_glyphs=sum(used[name].chars for name in doubts),
+            kinds=tuple(sorted(set(doubts.values()))),
+            fonts=tuple(sorted(doubts)),
+            undecodable_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNDECODABLE),
+        )
+
+    @property
+    def miner(self) -> _Pdfminer:
+        if self._miner is None:
+            self._miner = _Pdfminer(self.data, self.password)
+        return self._miner
 
     @property
     def plumber(self) -> Any:
@@ -362,13 +443,39 @@ class PdfHandle:
         return proc.stdout.decode("utf-8", errors="replace")
 
 
-def _pdfminer_layout_text(layout: Any) -> str:
-    """pdfminer's text boxes in its reading order, vertical writing included: pdfplumber's own
-    extract_text clusters characters into horizontal lines, which scrambles vertical Japanese
-    (the official gazette in the corpus)."""
-    from pdfminer.layout import LTTextContainer
+class _Pdfminer:
+    """pdfminer.six over one document: the parser, the resource manager (fonts and CMaps are
+    decoded once per batch) and the page list are set up once; each page is laid out alone."""
 
-    return "\n".join(box.get_text().strip("\n") for box in layout if isinstance(box, LTTextContainer))
+    def __init__(self, data: bytes, password: bytes) -> None:
+        from pdfminer.pdfdocument import PDFDocument
+        from pdfminer.pdfinterp import PDFResourceManager
+        from pdfminer.pdfparser import PDFParser
+
+        # pdfminer encodes the password as Latin-1, so pass the bytes through it unchanged
+        self.document = PDFDocument(PDFParser(io.BytesIO(data)), password=password.decode("latin-1"))
+        self.resources = PDFResourceManager(caching=True)
+        self._pages: list[Any] | None = None
+
+    def pages(self) -> list[Any]:
+        if self._pages is None:
+            from pdfminer.pdfpage import PDFPage
+
+            self._pages = list(PDFPage.create_pages(self.document))
+        return self._pages
+
+    def layout_text(self, number: int) -> str:
+        """The page's text boxes in pdfminer's reading order, vertical writing included:
+        pdfplumber's extract_text clusters characters into horizontal lines, which scrambles
+        vertical Japanese (the official gazette in the corpus)."""
+        from pdfminer.converter import PDFPageAggregator
+        from pdfminer.layout import LAParams, LTTextContainer
+        from pdfminer.pdfinterp import PDFPageInterpreter
+
+        device = PDFPageAggregator(self.resources, laparams=LAParams(detect_vertical=True))
+        PDFPageInterpreter(self.resources, device).process_page(self.pages()[number - 1])
+        layout = device.get_result()
+        return "\n".join(box.get_text().strip("\n") for box in layout if isinstance(box, LTTextContainer))
 
 
 def probe_layout(raw_page: Any, width: float, height: float) -> LayoutProbe:

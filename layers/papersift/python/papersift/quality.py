@@ -42,7 +42,8 @@ class PageLayout:
 class TextVerdict:
     #: 0..1, higher is better; comparable across engines for the same page
     score: float
-    #: the text should not be trusted as is: try the next engine / OCR
+    #: the text should not be trusted as is: try the next engine / OCR (spacing damage alone is
+    #: not suspect: the words are right; the ladder still looks for better spacing)
     suspect: bool
     #: the text is broken beyond use (garbage, cipher); implies suspect
     corrupt: bool
@@ -182,6 +183,9 @@ _NUMBER_TOKEN = re.compile(
 _LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\xad]\r?\n\s*(?=[^\W\d_])")
 #: dot leaders, rules and underlines: layout, not text
 _LEADER = re.compile(r"([^\w\s])\1{2,}")
+#: rules, frames and printers' crop marks drawn with glyphs: box drawing, block elements and the
+#: dingbat bars (a proof's part-title pages in bench-pdfs: '❚❘❙❚❘❙ ❚❘❙❚❘❙❚❘❙❚'), in runs of 3+
+_MARK_RUN = re.compile(r"[\u2500-\u259f\u2758-\u275a]{3,}")
 #: a lower->UPPER flip inside a word (the token is checked against the dictionary later)
 _FLIP_LOWER, _FLIP_UPPER = "a-zß-öø-ÿ", "A-ZÀ-ÖØ-Þ"
 _FLIP = re.compile(f"[{_FLIP_LOWER}][{_FLIP_UPPER}]")
@@ -268,7 +272,7 @@ class _Page:
     letters: int
     script: str  # "latin", a script family, or "mixed"
     mojibake: int
-    leader_chars: int
+    leader_chars: int  # dot leaders, rules and marks: layout, not text
     number_chars: int
     words: _Words | None  # dictionary evidence (Latin pages with letters enough)
 
@@ -359,7 +363,7 @@ def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
     return _Page(
         text=text, layout=layout, nonspace=nonspace, bad_glyphs=bad_glyphs, glyphs=glyphs,
         garbage_chars=garbage_chars, letters=letters, script=script, mojibake=_mojibake(text, script),
-        leader_chars=sum(len(m.group()) for m in _LEADER.finditer(text)) if _has_leaders(text) else 0,
+        leader_chars=_leader_chars(text),
         number_chars=_number_chars(text, nonspace), words=words,
     )
 
@@ -425,13 +429,14 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
     glued = words.glued_share >= _T.glued_share
     broken = words.broken_pairs >= _T.broken_pairs and words.broken_rate >= _T.broken_rate
     if glued or broken:
-        # the words are right, the spaces are not: another engine may do better, OCR rarely
+        # the words are right, the spaces are not (formula spacing, tight kerning): the text is
+        # not suspect, since OCR would read it no better, but another engine may space it better
+        # (the ladder climbs on the signal) and the lower score lets that engine win
         evidence.found(
             "spacing_damage",
             f"words run together ({words.glued_share:.0%} of letters)" if glued
             else f"words split by stray spaces ({words.broken_pairs} fragments join into words)",
         )
-        evidence.suspect = True
         evidence.score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
         evidence.confidence *= _T.spacing_confidence
     if words.checked < _T.min_words_for_dictionary and not glued:
@@ -580,8 +585,13 @@ def _join_hyphenated(text: str) -> str:
     return text
 
 
-def _has_leaders(text: str) -> bool:
-    return "..." in text or "__" in text or "--" in text or "\u2026\u2026" in text
+def _leader_chars(text: str) -> int:
+    leaders = 0
+    if "..." in text or "__" in text or "--" in text or "\u2026\u2026" in text:
+        leaders = sum(len(m.group()) for m in _LEADER.finditer(text))
+    if not text.isascii():
+        leaders += sum(len(m.group()) for m in _MARK_RUN.finditer(text))
+    return leaders
 
 
 def _number_chars(text: str, nonspace: int) -> int:

@@ -2,7 +2,7 @@
 
 pdfium reads almost every native page correctly and fast, so a clean page costs one
 pdfium call and one verdict. Only a suspect page (empty where it draws something,
-glyph garbage, a cipher, damaged spacing) climbs the ladder pypdf -> pdfplumber ->
+glyph garbage, a cipher, damaged spacing) climbs the ladder pypdf -> pdfminer ->
 pdftotext, and the text with the best verdict wins: good text is never replaced by
 worse text, and partly readable text is kept rather than thrown away.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,8 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text
+from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence
+from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text, nonspace_count
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 
@@ -70,6 +72,12 @@ class _PageWork:
     attempts: list[EngineAttempt] = field(default_factory=list)
     errors: list[ErrorRecord] = field(default_factory=list)
     best: _Candidate | None = None
+    #: non-space characters in pdfium's text: what a later engine's text must account for
+    page_glyphs: int = 0
+    page_unmapped: int = 0  # ... of which raw glyph codes (pdfium found no Unicode for them)
+    fonts: FontEvidence | None = None
+    #: why candidates were turned down, for the page's reason
+    notes: list[str] = field(default_factory=list)
 
 
 def _better(new: _Candidate, old: _Candidate | None) -> bool:
@@ -87,6 +95,8 @@ def _better(new: _Candidate, old: _Candidate | None) -> bool:
 
 #: a page whose images cover this share of it, with no text, is a scan: only OCR can read it
 SCAN_IMAGE_AREA = 0.5
+#: the signals of a picture page whose little text is sound
+_PICTURE_SIGNALS = frozenset({"image_only", "empty", "low_confidence"})
 
 
 def _wants_next_rung(work: _PageWork) -> bool:
@@ -100,18 +110,28 @@ def _wants_next_rung(work: _PageWork) -> bool:
     # no text on a page that is a picture (no text objects, or a full-page image: a scan,
     # perhaps with an empty invisible layer): no other engine can find a text layer
     picture_only = work.text_objects == 0 or work.layout.image_area_ratio >= SCAN_IMAGE_AREA
+    if set(best.verdict.signals) <= _PICTURE_SIGNALS:
+        # a few sound words on a picture (a caption, a page number): the rest is in the picture,
+        # which every text engine reads the same way
+        return False
     return bool(best.text.strip()) or not picture_only
 
 
 def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageContent:
     started = time.perf_counter()
     work = _PageWork()
-    for rung, engine in enumerate(handle.engines):
+    ladder = list(handle.engines)
+    rung = 0
+    while ladder:
+        engine = ladder.pop(0)
         if rung > 0 and not _wants_next_rung(work):
             break
         _try_engine(handle, engine, number, rung, work)
+        if engine == "pdfium":
+            ladder = _consult_fonts(handle, number, work, ladder)
+        rung += 1
     _fix_reading_order(handle, number, work)
-    status, reason = _status(work, settings)
+    status, reason = _status(handle, work, settings)
     best = work.best
     text = _final_text(best.text) if best is not None and status != PageStatus.FAILED else ""
     tables: list[Table] = []
@@ -145,6 +165,13 @@ def _final_text(text: str) -> str:
 
 
 def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _PageWork) -> None:
+    candidate = _attempt(handle, engine, number, rung, work)
+    if candidate is not None:
+        _offer(candidate, work)
+
+
+def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _PageWork) -> _Candidate | None:
+    """One engine's text of the page with its verdict, recorded as an attempt."""
     started = time.perf_counter()
     try:
         raw, probe = handle.text(engine, number)
@@ -154,13 +181,15 @@ def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _P
         work.attempts.append(
             EngineAttempt(engine=engine, chars=0, score=0.0, seconds=_since(started), error=record.reason)
         )
-        return
+        return None
     if probe is not None:
         _apply_probe(work, probe)
     text = normalise_text(raw)
     unmapped = count_unmapped(text)
     layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
     verdict = _guard_unmapped(assess_text(text, layout), text, unmapped)
+    if engine == "pdfium":
+        work.page_glyphs, work.page_unmapped = nonspace_count(text), unmapped
     work.attempts.append(
         EngineAttempt(
             engine=engine,
@@ -170,9 +199,108 @@ def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _P
             signals=list(verdict.signals),
         )
     )
-    candidate = _Candidate(engine=engine, text=text, verdict=verdict, rung=rung)
+    return _Candidate(engine=engine, text=text, verdict=verdict, rung=rung)
+
+
+#: a later engine's text replaces pdfium's only when it holds at least this share of the
+#: non-space characters pdfium found: pdfminer drops the glyphs it cannot decode, and what is
+#: left (a running footer, in bench-pdfs' htmldoc file) reads as clean text
+MIN_GLYPH_COVERAGE = 0.75
+
+
+def _offer(candidate: _Candidate, work: _PageWork) -> None:
+    glyphs = nonspace_count(candidate.text)
+    if candidate.engine != "pdfium" and glyphs < MIN_GLYPH_COVERAGE * work.page_glyphs:
+        if not candidate.verdict.suspect:
+            work.notes.append(f"{candidate.engine} read only {glyphs} of the {work.page_glyphs} characters on the page")
+            work.attempts[-1].signals.append("partial_coverage")
+        return
     if _better(candidate, work.best):
         work.best = candidate
+
+
+# -- font evidence ------------------------------------------------------------------------
+
+#: doubtful fonts count when they draw at least this share of the page's glyphs ...
+DOUBTFUL_FONT_SHARE = 0.3
+#: ... and fonts no text engine can decode end the ladder when they draw this share
+UNDECODABLE_FONT_SHARE = 0.5
+#: a page with at most this many characters is judged by its fonts too: a few glyphs say too
+#: little for any dictionary (five punctuation marks from a font without a Unicode map)
+SHORT_PAGE_GLYPHS = 40
+#: scripts the verdict names by script alone, no dictionary checking their words
+_SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
+#: two engines read the same characters when this share of them agrees (as multisets)
+CHARACTER_AGREEMENT = 0.9
+
+
+def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
+    """After pdfium: where its text is suspect, or sound but unchecked by any dictionary (CJK,
+    Cyrillic, Greek, very short pages), ask the page's fonts how far their glyphs map to
+    Unicode, and pick the rest of the ladder from the answer."""
+    best = work.best
+    if best is None or best.engine != "pdfium" or not best.text.strip():
+        return ladder
+    suspect = best.verdict.suspect
+    script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
+    short = work.page_glyphs <= SHORT_PAGE_GLYPHS
+    if not (suspect or script_only or short):
+        return ladder
+    # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
+    # found no Unicode for (a short page: a handful of characters to ask about)
+    unmapped_share = work.page_unmapped / max(work.page_glyphs, 1)
+    # a page of a few symbols and no letter or digit says nothing a dictionary could check
+    few_symbols = short and not suspect and not any(ch.isalnum() for ch in best.text)
+    if few_symbols:
+        work.fonts = handle.font_evidence(number)
+        if work.fonts is not None:
+            unmapped_share = max(work.fonts.unmapped_share, work.fonts.undecodable_share)
+    if unmapped_share >= UNDECODABLE_FONT_SHARE and (suspect or few_symbols):
+        # no engine maps these glyphs to characters: pdfium's text of them is a guess, and the
+        # other engines' texts are worse guesses or drop them; only OCR can read the page
+        work.best = _distrusted(best, "unmapped_font", f"{unmapped_share:.0%} of the page's {work.page_glyphs} "
+                                "glyphs come from fonts with no Unicode map")
+        return []
+    if not (suspect or script_only):
+        return ladder
+    fonts = work.fonts = handle.font_evidence(number, dictionaries=True)
+    if fonts is None or fonts.doubtful_share < DOUBTFUL_FONT_SHARE:
+        return ladder
+    if fonts.undecodable_share >= UNDECODABLE_FONT_SHARE:
+        work.best = _distrusted(best, "unmapped_font", f"the fonts map glyphs to no Unicode: {fonts.describe()}")
+        return []
+    # pdfminer carries the CJK collections' CMaps, which pdfium may lack
+    decoder = "pdfminer" if PREDEFINED_CMAP in fonts.kinds and "pdfminer" in ladder else ladder[0] if ladder else ""
+    ordered = [decoder, *(e for e in ladder if e != decoder)] if decoder else ladder
+    if suspect or not decoder:
+        return ordered
+    # sound but unchecked text from doubtful fonts stands only if the engine that can decode
+    # them reads the same characters
+    other = _attempt(handle, decoder, number, 1, work)
+    if other is None or _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+        return []
+    work.best = _distrusted(best, "engines_disagree", f"{decoder} reads other characters from fonts with "
+                            f"doubtful Unicode maps ({fonts.describe()})")
+    _offer(other, work)
+    return ordered[1:]
+
+
+def _distrusted(candidate: _Candidate, signal: str, reason: str) -> _Candidate:
+    verdict = candidate.verdict
+    signals = verdict.signals if signal in verdict.signals else (*verdict.signals, signal)
+    # what the verdict found stays in the reason, unless it found nothing wrong
+    found = "" if not verdict.suspect and verdict.signals == () else f" {verdict.reason}"
+    distrust = replace(verdict, suspect=True, signals=signals, confidence=min(verdict.confidence, 0.5),
+                       reason=f"{reason}.{found}")
+    return replace(candidate, verdict=distrust)
+
+
+def _agreement(first: str, second: str) -> float:
+    """How far two texts hold the same characters, order and spacing aside."""
+    a = Counter("".join(unicodedata.normalize("NFKC", first).split()))
+    b = Counter("".join(unicodedata.normalize("NFKC", second).split()))
+    total = max(sum(a.values()), sum(b.values()))
+    return sum((a & b).values()) / total if total else 1.0
 
 
 # -- reading order ------------------------------------------------------------------------
@@ -291,7 +419,7 @@ def _with_unmapped(layout: PageLayout, unmapped: int) -> PageLayout:
     )
 
 
-def _status(work: _PageWork, settings: Settings) -> tuple[PageStatus, str]:
+def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[PageStatus, str]:
     best = work.best
     if best is None:
         engines = ", ".join(a.engine for a in work.attempts)
@@ -299,11 +427,14 @@ def _status(work: _PageWork, settings: Settings) -> tuple[PageStatus, str]:
     verdict = best.verdict
     why = verdict.reason.rstrip(".") or "no trustworthy text layer"
     if not verdict.suspect:
-        if best.rung == 0:
+        if best.rung == 0 and not handle.open_note:
             return PageStatus.CLEAN, verdict.reason
-        return PageStatus.RECOVERED, f"{best.engine} recovered the text: {verdict.reason}"
+        how = f"{handle.open_note}; " if handle.open_note else ""
+        return PageStatus.RECOVERED, f"{how}{best.engine} recovered the text: {verdict.reason}"
+    if work.notes or handle.open_note:
+        why = "; ".join([why, *work.notes, *filter(None, [handle.open_note])])
     draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
-    if not best.text.strip() or draws:
+    if not best.text.strip() or draws or "unmapped_font" in verdict.signals:
         return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
     if verdict.corrupt:
         tried = ", ".join(a.engine for a in work.attempts)

@@ -1,0 +1,228 @@
+"""What a page's fonts say about how far any engine can map its glyphs to Unicode.
+
+A text layer is only as good as the font's mapping from codes to characters. Where a font
+has no ToUnicode map, the engines fall back on what the font dictionary implies, and that can
+be nothing (glyph names like ``/g18``), something only some engines know (a predefined CJK
+CMap), or a guess (a subset TrueType font without a ``cmap`` table, whose codes pdfium reads as
+WinAnsi). This evidence picks the rung that can decode a page, and corroborates verdicts the
+dictionaries cannot give (CJK, Cyrillic, Greek, Hebrew, very short pages).
+
+Cheap by construction: pdfium names the fonts the page's text objects use (and how many
+characters each draws); pypdf, already open for the batch, reads only those fonts'
+dictionaries; each font dictionary is classified once per batch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any
+
+import pypdfium2.raw as pdfium_c
+
+#: kinds of doubt about a font's Unicode mapping
+NONSTANDARD_NAMES = "nonstandard_glyph_names"  # /Differences names no Unicode (/g18, /glyph3)
+#: Type0 through a predefined CMap, or Identity over a registered CJK collection (Adobe-Japan1,
+#: -GB1, -CNS1, -Korea1): the CIDs map to Unicode only through the collection's CMaps, which
+#: pdfminer carries and pdfium may lack
+PREDEFINED_CMAP = "predefined_cmap"
+IDENTITY_WITHOUT_UNICODE = "identity_without_unicode"  # Type0 Identity-H/V, no collection: glyph ids
+TRUETYPE_WITHOUT_CMAP = "truetype_without_cmap"  # embedded TrueType with no cmap table
+#: doubts no text engine can resolve: only OCR reads such glyphs
+UNDECODABLE = frozenset({NONSTANDARD_NAMES, TRUETYPE_WITHOUT_CMAP})
+
+#: form XObjects nest; deeper than this is not worth walking for fonts
+MAX_FORM_DEPTH = 4
+_UNI_NAME = re.compile(r"uni(?:[0-9A-F]{4})+|u[0-9A-F]{4,6}")
+_SUBSET_TAG = re.compile(r"^[A-Z]{6}\+")
+_CJK_COLLECTIONS = frozenset({"Japan1", "GB1", "CNS1", "Korea1", "KR"})
+
+
+@dataclass(frozen=True)
+class FontEvidence:
+    #: characters the page's text objects draw (pdfium's count)
+    glyphs: int = 0
+    #: ... of those, drawn with a font whose Unicode mapping is doubtful
+    doubtful_glyphs: int = 0
+    #: the doubts found (see the module constants), and the fonts they concern
+    kinds: tuple[str, ...] = ()
+    fonts: tuple[str, ...] = ()
+    #: characters drawn with fonts no text engine can decode (a subset of ``doubtful_glyphs``)
+    undecodable_glyphs: int = 0
+    #: characters pdfium itself found no Unicode for (``FPDFText_HasUnicodeMapError``)
+    unmapped_chars: int = 0
+
+    @property
+    def doubtful_share(self) -> float:
+        return self.doubtful_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
+    def undecodable_share(self) -> float:
+        return self.undecodable_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
+    def unmapped_share(self) -> float:
+        return min(self.unmapped_chars / self.glyphs, 1.0) if self.glyphs else 0.0
+
+    def describe(self) -> str:
+        kinds, fonts = ", ".join(self.kinds), ", ".join(self.fonts)
+        return f"{self.doubtful_share:.0%} of its glyphs are in fonts with {kinds} ({fonts})"
+
+
+@dataclass(frozen=True)
+class UsedFont:
+    chars: int  # characters the page draws with it
+    program_without_cmap: bool  # an embedded TrueType program with no cmap table
+
+
+def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int]:
+    """Base font name -> what the page draws with it, over its text objects (forms included),
+    and how many of the page's characters pdfium found no Unicode for."""
+    c = pdfium_c
+    chars: dict[str, int] = {}
+    without_cmap: dict[str, bool] = {}
+    for obj in _text_objects(raw_page, False, 0):
+        font = c.FPDFTextObj_GetFont(obj)
+        if not font:
+            continue
+        size = c.FPDFFont_GetBaseFontName(font, None, 0)
+        buffer = ctypes.create_string_buffer(max(size, 1))
+        c.FPDFFont_GetBaseFontName(font, buffer, size)
+        name = buffer.value.decode("latin-1")
+        # the text's length in UTF-16 bytes, NUL included: a character count without decoding it
+        chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 0)
+        if name not in without_cmap:
+            without_cmap[name] = _program_without_cmap(font)
+    has_error = c.FPDFText_HasUnicodeMapError
+    unmapped = sum(has_error(textpage, i) == 1 for i in range(c.FPDFText_CountChars(textpage)))
+    return {name: UsedFont(n, without_cmap[name]) for name, n in chars.items()}, unmapped
+
+
+def _program_without_cmap(font: Any) -> bool:
+    """An embedded TrueType program whose table directory has no ``cmap`` (pdfium hands over
+    the decoded program, so no stream is decoded in Python)."""
+    c = pdfium_c
+    if not c.FPDFFont_GetIsEmbedded(font):
+        return False
+    size = ctypes.c_size_t()
+    if not c.FPDFFont_GetFontData(font, None, 0, ctypes.byref(size)) or size.value < 12:
+        return False
+    program = (ctypes.c_uint8 * size.value)()
+    c.FPDFFont_GetFontData(font, program, size.value, ctypes.byref(size))
+    head = bytes(program)
+    if head[:4] not in (b"\x00\x01\x00\x00", b"true"):  # not TrueType (CFF, Type 1)
+        return False
+    return b"cmap" not in _table_tags(head)
+
+
+def _text_objects(parent: Any, is_form: bool, depth: int) -> Iterator[Any]:
+    c = pdfium_c
+    count, get = (c.FPDFFormObj_CountObjects, c.FPDFFormObj_GetObject) if is_form else (
+        c.FPDFPage_CountObjects, c.FPDFPage_GetObject)
+    for i in range(count(parent)):
+        obj = get(parent, i)
+        kind = c.FPDFPageObj_GetType(obj)
+        if kind == c.FPDF_PAGEOBJ_TEXT:
+            yield obj
+        elif kind == c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:
+            yield from _text_objects(obj, True, depth + 1)
+
+
+def font_dictionaries(page: Any, until_found: AbstractSet[str] = frozenset()) -> Iterator[Any]:
+    """The font dictionaries of a pypdf page, then of the forms it draws; the forms (whose
+    images pypdf would read to tell them from forms) only while a name in ``until_found``
+    has not come up."""
+    missing = set(until_found)
+    seen: set[int] = set()
+    stack = [(page.get("/Resources"), 0)]
+    while stack:
+        resources, depth = stack.pop()
+        resources = _resolve(resources)
+        if not isinstance(resources, Mapping) or id(resources) in seen:
+            continue
+        seen.add(id(resources))
+        fonts = _resolve(resources.get("/Font"))
+        if isinstance(fonts, Mapping):
+            for ref in fonts.values():
+                font = _resolve(ref)
+                if isinstance(font, Mapping):
+                    missing.discard(base_font_name(font))
+                    yield font
+        xobjects = _resolve(resources.get("/XObject"))
+        if missing and isinstance(xobjects, Mapping) and depth < MAX_FORM_DEPTH:
+            for ref in xobjects.values():
+                xobject = _resolve(ref)
+                if isinstance(xobject, Mapping) and xobject.get("/Subtype") == "/Form":
+                    stack.append((xobject.get("/Resources"), depth + 1))
+
+
+def font_doubt(font: Mapping[str, Any], program_without_cmap: bool) -> str | None:
+    """The kind of doubt about one font dictionary's Unicode mapping, or None; whether its
+    embedded TrueType program lacks a cmap is pdfium's finding (:class:`UsedFont`)."""
+    if "/ToUnicode" in font:
+        return None
+    subtype = font.get("/Subtype")
+    encoding = _resolve(font.get("/Encoding"))
+    if subtype == "/Type0":
+        descendant = _descendant(font)
+        if encoding not in ("/Identity-H", "/Identity-V") and isinstance(encoding, str):
+            return PREDEFINED_CMAP
+        if descendant is not None and _collection(descendant) in _CJK_COLLECTIONS:
+            return PREDEFINED_CMAP
+        return TRUETYPE_WITHOUT_CMAP if program_without_cmap else IDENTITY_WITHOUT_UNICODE
+    if isinstance(encoding, Mapping):
+        differences = _resolve(encoding.get("/Differences")) or []
+        names = [str(item)[1:] for item in differences if isinstance(item, str) and str(item).startswith("/")]
+        if any(not _standard_glyph_name(name) for name in names if name != ".notdef"):
+            return NONSTANDARD_NAMES
+    if subtype == "/TrueType" and program_without_cmap:
+        return TRUETYPE_WITHOUT_CMAP
+    return None
+
+
+def base_font_name(font: Mapping[str, Any]) -> str:
+    """The name pdfium reports for a font dictionary: no subset tag, and a Type0 font's name
+    without the ``-<CMap>`` suffix its /BaseFont carries."""
+    name = _SUBSET_TAG.sub("", str(font.get("/BaseFont", ""))[1:])
+    encoding = _resolve(font.get("/Encoding"))
+    if font.get("/Subtype") == "/Type0" and isinstance(encoding, str) and name.endswith("-" + encoding[1:]):
+        name = name[: -len(encoding)]
+    return name
+
+
+def _collection(descendant: Mapping[str, Any]) -> str:
+    info = _resolve(descendant.get("/CIDSystemInfo"))
+    return str(_resolve(info.get("/Ordering", ""))) if isinstance(info, Mapping) else ""
+
+
+def _descendant(font: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    descendants = _resolve(font.get("/DescendantFonts"))
+    if isinstance(descendants, list) and descendants:
+        first = _resolve(descendants[0])
+        return first if isinstance(first, Mapping) else None
+    return None
+
+
+def _table_tags(program: bytes) -> list[bytes]:
+    if len(program) < 12:
+        return []
+    tables = int.from_bytes(program[4:6], "big")
+    return [program[12 + 16 * i : 16 + 16 * i] for i in range(min(tables, (len(program) - 12) // 16))]
+
+
+def _standard_glyph_name(name: str) -> bool:
+    """A glyph name that maps to Unicode by the Adobe Glyph List rules (AGL names, uniXXXX,
+    uXXXXXX, ligatures joined by ``_``, suffixes after ``.``)."""
+    from pdfminer.glyphlist import glyphname2unicode
+
+    base = name.split(".", 1)[0]
+    if not base:
+        return False
+    return all(part in glyphname2unicode or _UNI_NAME.fullmatch(part) is not None for part in base.split("_"))
+
+
+def _resolve(value: Any) -> Any:
+    return value.get_object() if hasattr(value, "get_object") else value
