@@ -12,6 +12,12 @@ from types import ModuleType
 CORPUS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus").resolve()
 #: ten real multi-page native PDFs (../shared/bench-pdfs, see its README)
 BENCH_PDFS = (Path(__file__).resolve().parents[1] / ".." / "shared" / "bench-pdfs").resolve()
+#: the page truth of bench-pdfs beyond "a clean native page", for its tests and bench/pdf_throughput.py:
+#: the htmldoc file's broken layer (Type 1 fonts whose /Differences name glyphs /g18, /g152 ...,
+#: no ToUnicode: README) ...
+BENCH_BROKEN_PAGES = {"mo__TAMReview.pdf": frozenset(range(2, 23))}
+#: ... and pages whose text is only in a picture (looked at: the book's cover, a comic strip)
+BENCH_PICTURE_PAGES = {"mo__freeculture.pdf": frozenset({1, 255})}
 
 
 def corpus_present() -> bool:

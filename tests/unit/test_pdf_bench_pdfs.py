@@ -8,7 +8,7 @@ import logging
 from functools import cache
 
 import pytest
-from corpus_cases import BENCH_PDFS, phrase_ok
+from corpus_cases import BENCH_BROKEN_PAGES, BENCH_PDFS, BENCH_PICTURE_PAGES, phrase_ok
 
 from papersift.content import PageContent
 from papersift.formats import pdf
@@ -19,10 +19,6 @@ pytestmark = [
     pytest.mark.skipif(not (BENCH_PDFS / "MANIFEST.tsv").exists(), reason="shared bench-pdfs not present"),
 ]
 
-#: htmldoc, Type 1 fonts whose /Differences name glyphs /g18, /g152 ... and no ToUnicode (README)
-BROKEN_PAGES = {"mo__TAMReview.pdf": set(range(2, 23))}
-#: pages whose text is only in a picture (looked at): OCR is right for them
-PICTURE_PAGES = {"mo__freeculture.pdf": {1, 255}}
 
 
 @cache
@@ -41,7 +37,7 @@ def _manifest() -> list[dict[str, str]]:
 def test_every_broken_page_of_the_htmldoc_file_needs_ocr_and_none_is_recovered_from_its_footer() -> None:
     pages = _pages("mo__TAMReview.pdf")
     flagged = {p.number for p in pages if p.report.status == "needs_ocr"}
-    assert flagged == BROKEN_PAGES["mo__TAMReview.pdf"]
+    assert flagged == BENCH_BROKEN_PAGES["mo__TAMReview.pdf"]
     assert all("unmapped_font" in pages[n - 1].report.signals for n in flagged)
     assert [pages[0].report.status, pages[-1].report.status] == ["clean", "clean"]
 
@@ -59,7 +55,8 @@ def test_printers_proof_part_title_pages_are_clean() -> None:
 def test_no_clean_page_of_bench_pdfs_is_flagged(row: dict[str, str]) -> None:
     pages = _pages(row["file"])
     assert len(pages) == int(row["pages"])
-    expected_flags = BROKEN_PAGES.get(row["file"], set()) | PICTURE_PAGES.get(row["file"], set())
+    name = row["file"]
+    expected_flags = BENCH_BROKEN_PAGES.get(name, frozenset()) | BENCH_PICTURE_PAGES.get(name, frozenset())
     false_alarms = [(p.number, p.report.status, p.report.reason) for p in pages
                     if p.number not in expected_flags and p.report.status not in ("clean", "recovered")]
     assert false_alarms == []

@@ -597,3 +597,25 @@ def test_ascii_byte_tables_agree_with_the_regexes_they_stand_for() -> None:
 def test_the_case_flip_byte_table_agrees_with_the_flip_regex() -> None:
     for text in _strings(LATIN_1 + string.ascii_letters * 3):
         assert quality._may_flip(text) == bool(quality._FLIP.search(text)), text
+
+
+# --- math and symbols ---------------------------------------------------------------------
+
+def _with_formulas(symbols: str) -> str:
+    """EN with a formula after every sentence, its operators in the private-use area, as math
+    fonts without a Unicode map for them come out of pdfium."""
+    sentences = [s.strip() for s in EN.split(".") if s.strip()]
+    return "\n".join(f"{s}, where x{symbols} y{i} {symbols} 2." for i, s in enumerate(sentences * 2))
+
+
+def test_private_use_math_symbols_among_sound_words_stay_trusted_with_their_own_signal() -> None:
+    verdict = assess_text(_with_formulas("\ue000\ue001\ue002\ue003"))
+    assert not verdict.suspect, verdict
+    assert "math_symbols" in verdict.signals and "glyph_garbage" not in verdict.signals
+    assert verdict.confidence < assess_text(EN).confidence
+
+
+def test_private_use_glyphs_instead_of_words_are_still_garbage() -> None:
+    damaged = "".join(chr(0xE000 + ord(c) % 64) if c.isalpha() and i % 3 == 0 else c for i, c in enumerate(EN))
+    verdict = assess_text(damaged)
+    assert verdict.suspect and "glyph_garbage" in verdict.signals

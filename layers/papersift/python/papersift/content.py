@@ -7,6 +7,7 @@ everything here round-trips through ``to_dict``/``from_dict``.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,8 +66,11 @@ class PageContent:
         return "\n\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        # not asdict(self): it would convert the report a second time, deep and slowly
+        out = dict(vars(self))
         out["report"] = self.report.to_dict()
+        out["tables"] = [asdict(table) for table in self.tables]
+        out["records"] = [copy.deepcopy(record) for record in self.records]
         return out
 
     @classmethod

@@ -365,13 +365,17 @@ class PdfHandle:
     def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
         pdfium cannot read the page. pdfium's own findings (the fonts in use, the characters it
-        could not map) cost well under a millisecond; ``dictionaries`` adds what only the font
-        dictionaries say (pypdf: ToUnicode, /Differences, CMaps), opening pypdf for the batch."""
+        could not map, the TrueType programs without a cmap) cost well under a millisecond;
+        ``dictionaries`` adds what only the font dictionaries say (pypdf: ToUnicode,
+        /Differences, CMaps), opening pypdf for the batch."""
         if self.pdfium is None:
             return None
         used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use)
         if not used or not dictionaries:
-            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+            without_cmap = sum(u.chars for u in used.values() if u.program_without_cmap)
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
+                                undecodable_glyphs=without_cmap, doubtful_glyphs=without_cmap,
+                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else ())
         try:
             page = self.pypdf.pages[number - 1]
             doubts: dict[str, str] = {}

@@ -74,6 +74,9 @@ class Thresholds:
     garbage_alone_share: float = 0.1  # ... this share alone, names the signal
     garbage_suspect_share: float = 0.03
     garbage_corrupt_share: float = 0.3
+    #: private-use glyphs up to this share among sound words are formulas (math fonts), not garbage
+    math_symbol_share: float = 0.12
+    math_symbol_confidence: float = 0.8
     # -- stray WinAnsi symbols (™›œŸ˜) that glyph codes of a font without ToUnicode decode to -----
     mojibake_min_glyphs: int = 3
     mojibake_min_share: float = 0.03
@@ -155,6 +158,8 @@ _T = THRESHOLDS  # short name for the rules below
 
 #: one match = one glyph the engine could not map: U+FFFD, private use, C0/C1 controls ...
 _BAD_CHAR = re.compile(r"[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\x00-\x08\x0e-\x1f\x7f-\x9f]")
+#: the private-use part of _BAD_CHAR: where math and symbol fonts' glyphs land
+_PRIVATE_USE = re.compile(r"[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 #: ... pdfminer's ``(cid:12)`` ...
 _CID = re.compile(r"\(cid:\d+\)")
 #: ... and pypdf's codes and glyph names: ``/143``, ``/g12``, ``/uni0041``, ``/one.os`` (the
@@ -269,6 +274,7 @@ class _Page:
     bad_glyphs: int  # unmapped glyphs, by the text's spelling or the engine's count
     glyphs: int  # all glyphs, an unmapped one counted once however it is spelt
     garbage_chars: int  # characters the unmapped glyphs' spellings take
+    private_use: int  # ... of the unmapped glyphs, private-use code points
     letters: int
     script: str  # "latin", a script family, or "mixed"
     mojibake: int
@@ -362,7 +368,8 @@ def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
     words = _word_evidence(runs, lexicon()) if script == "latin" and letters >= _T.min_letters_for_words else None
     return _Page(
         text=text, layout=layout, nonspace=nonspace, bad_glyphs=bad_glyphs, glyphs=glyphs,
-        garbage_chars=garbage_chars, letters=letters, script=script, mojibake=_mojibake(text, script),
+        garbage_chars=garbage_chars, private_use=_private_use(text) if bad_glyphs else 0,
+        letters=letters, script=script, mojibake=_mojibake(text, script),
         leader_chars=_leader_chars(text),
         number_chars=_number_chars(text, nonspace), words=words,
     )
@@ -373,6 +380,18 @@ def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
 
 def _judge_glyph_garbage(page: _Page, evidence: _Evidence) -> None:
     share = page.bad_glyphs / max(page.glyphs, 1)
+    words = page.words
+    if (page.private_use == page.bad_glyphs and share <= _T.math_symbol_share and words is not None
+            and words.checked >= _T.min_words_for_dictionary and words.hit_rate >= _T.good_hit_rate):
+        # the only unmapped glyphs are private-use code points (what math and symbol fonts map
+        # their glyphs to) among sound dictionary words: formulas, not a broken layer; OCR
+        # would read them worse
+        if share >= _T.garbage_suspect_share:
+            evidence.found("math_symbols", f"{share:.0%} of glyphs are private-use symbols (math or symbol fonts) "
+                           "among sound words")
+            evidence.confidence *= _T.math_symbol_confidence
+        evidence.score *= (1.0 - share) ** 2
+        return
     if (page.bad_glyphs >= _T.garbage_min_glyphs and share >= _T.garbage_min_share) or share >= _T.garbage_alone_share:
         evidence.found("glyph_garbage",
                        f"{share:.0%} of glyphs are unmapped ((cid:N), /gNN, U+FFFD, private use or controls)")
@@ -553,6 +572,10 @@ def _garbage(text: str) -> tuple[int, int]:
                 chars += len(match.group())
                 previous_end = match.end()
     return bad, chars
+
+
+def _private_use(text: str) -> int:
+    return 0 if text.isascii() else len(_PRIVATE_USE.findall(text))
 
 
 def nonspace_count(text: str) -> int:

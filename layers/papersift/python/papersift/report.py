@@ -7,6 +7,7 @@ published contract; tests validate real reports against it.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -95,7 +96,13 @@ class PageReport:
     ocr_cost_usd: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """``asdict(self)``, built flat: every field is a plain value or a list of flat records, and
+        asdict's generic recursion cost ~2 ms a page (1.4 s of a 352-page ``papersift extract``)."""
+        out = dict(vars(self))
+        out["signals"] = list(self.signals)
+        out["attempts"] = [dict(vars(a), signals=list(a.signals)) for a in self.attempts]
+        out["errors"] = [dict(vars(e)) for e in self.errors]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageReport:
@@ -145,7 +152,11 @@ class ExtractionReport:
         return self.status in TRUSTED_DOCUMENT_STATUSES
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {name: copy.deepcopy(value) for name, value in vars(self).items()
+               if name not in ("pages", "members", "errors")}
+        out["pages"] = [page.to_dict() for page in self.pages]
+        out["members"] = [asdict(member) for member in self.members]
+        out["errors"] = [asdict(error) for error in self.errors]
         out["trusted"] = self.trusted
         return out
 

@@ -252,7 +252,9 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # a page of a few symbols and no letter or digit says nothing a dictionary could check
     few_symbols = short and not suspect and not any(ch.isalnum() for ch in best.text)
     if few_symbols:
-        work.fonts = handle.font_evidence(number)
+        # pdfium alone: the characters it found no Unicode for, and those drawn by TrueType
+        # programs without a cmap (whose codes it reads as if they were ASCII)
+        work.fonts = handle.font_evidence(number, dictionaries=False)
         if work.fonts is not None:
             unmapped_share = max(work.fonts.unmapped_share, work.fonts.undecodable_share)
     if unmapped_share >= UNDECODABLE_FONT_SHARE and (suspect or few_symbols):
