@@ -291,3 +291,19 @@ def predefined_cmap_pdf(text: str = "東京都は日本の首都であり、多�
                   b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>")
     content = b"BT /F1 12 Tf 72 700 Td <" + text.encode(encoding).hex().encode() + b"> Tj ET"
     return raw_pdf(content, font, [cid_font, descriptor])
+
+
+def vertical_cjk_pdf(columns: Sequence[str] = ("東京都は日本の", "首都であり多く", "の人々が働く")) -> bytes:
+    """Japanese in vertical writing (a -V CMap: glyphs advance down the column), ``columns`` in
+    reading order (right to left), and the content stream drawing the columns from left to
+    right, as some generators do: the stream's order is not the reading order."""
+    font = b"<< /Type /Font /Subtype /Type0 /BaseFont /MS-Mincho /Encoding /UniJIS-UCS2-V /DescendantFonts [6 0 R] >>"
+    cid_font = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /MS-Mincho /CIDSystemInfo << /Registry (Adobe) "
+                b"/Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 >>")
+    descriptor = (b"<< /Type /FontDescriptor /FontName /MS-Mincho /Flags 4 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
+                  b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>")
+    parts = [b"BT /F1 14 Tf"]
+    for drawn, column in enumerate(reversed(columns)):  # leftmost column first
+        parts.append(b"1 0 0 1 %d 700 Tm <%s> Tj" % (100 + 30 * drawn, column.encode("utf-16-be").hex().encode()))
+    parts.append(b"ET")
+    return raw_pdf(b"\n".join(parts), font, [cid_font, descriptor])

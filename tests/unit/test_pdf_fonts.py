@@ -14,6 +14,7 @@ from pdf_factory import (
     predefined_cmap_pdf,
     text_pdf,
     truetype_without_cmap_pdf,
+    vertical_cjk_pdf,
 )
 
 from papersift.errors import EmptyInputError
@@ -148,3 +149,25 @@ def test_a_fallback_holding_a_fraction_of_the_glyphs_never_replaces_pdfium(monke
     later = page.report.attempts[1:]
     assert later and all("partial_coverage" in a.signals for a in later)
     assert "read only" in page.report.reason
+
+
+# -- vertical writing ------------------------------------------------------------------------
+
+
+def test_vertical_japanese_is_read_in_columns_from_right_to_left() -> None:
+    """pdfium cannot load the font (it reads nothing) and pypdf keeps the content stream's
+    column order (left to right): pdfminer, picked for the -V CMap, lays the columns out."""
+    columns = ("東京都は日本の", "首都であり多く", "の人々が働く")
+    page = _page(vertical_cjk_pdf(columns))
+    assert page.report.status == "recovered" and page.report.engine == "pdfminer"
+    assert "".join(page.text.split()) == "".join(columns)
+    assert "pypdf" not in [a.engine for a in page.report.attempts]
+
+
+def test_text_objects_pdfium_cannot_read_are_not_an_empty_page() -> None:
+    with PdfHandle(vertical_cjk_pdf(), ()) as handle:
+        assert handle.text("pdfium", 1)[0] == ""  # the case: the font does not load in pdfium
+    page = _page(vertical_cjk_pdf())
+    assert page.report.attempts[0].engine == "pdfium"
+    assert "unread_text" in page.report.attempts[0].signals
+    assert page.report.status == "recovered"

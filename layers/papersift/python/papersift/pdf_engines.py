@@ -379,12 +379,15 @@ class PdfHandle:
         try:
             page = self.pypdf.pages[number - 1]
             doubts: dict[str, str] = {}
+            vertical: set[str] = set()
             seen: set[str] = set()
             for font in pdf_fonts.font_dictionaries(page, until_found=used.keys() - seen):
                 name = pdf_fonts.base_font_name(font)
                 if name not in used or name in seen:
                     continue
                 seen.add(name)
+                if pdf_fonts.writes_vertically(font):
+                    vertical.add(name)
                 key = (getattr(font, "indirect_reference", None) or id(font), used[name].program_without_cmap)
                 if key not in self._font_doubts:
                     self._font_doubts[key] = pdf_fonts.font_doubt(font, used[name].program_without_cmap)
@@ -396,6 +399,7 @@ class PdfHandle:
         return FontEvidence(
             glyphs=sum(u.chars for u in used.values()),
             unmapped_chars=unmapped,
+            vertical_glyphs=sum(used[name].chars for name in vertical),
             doubtful_glyphs=sum(used[name].chars for name in doubts),
             kinds=tuple(sorted(set(doubts.values()))),
             fonts=tuple(sorted(doubts)),

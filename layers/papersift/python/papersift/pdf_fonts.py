@@ -54,6 +54,8 @@ class FontEvidence:
     undecodable_glyphs: int = 0
     #: characters pdfium itself found no Unicode for (``FPDFText_HasUnicodeMapError``)
     unmapped_chars: int = 0
+    #: characters drawn in vertical writing (a Type0 font through a -V CMap): read in columns
+    vertical_glyphs: int = 0
 
     @property
     def doubtful_share(self) -> float:
@@ -62,6 +64,10 @@ class FontEvidence:
     @property
     def undecodable_share(self) -> float:
         return self.undecodable_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
+    def vertical_share(self) -> float:
+        return self.vertical_glyphs / self.glyphs if self.glyphs else 0.0
 
     @property
     def unmapped_share(self) -> float:
@@ -92,8 +98,9 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
         buffer = ctypes.create_string_buffer(max(size, 1))
         c.FPDFFont_GetBaseFontName(font, buffer, size)
         name = buffer.value.decode("latin-1")
-        # the text's length in UTF-16 bytes, NUL included: a character count without decoding it
-        chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 0)
+        # the text's length in UTF-16 bytes, NUL included: a character count without decoding it;
+        # an object counts at least once, also where pdfium could not read its text
+        chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 1)
         if name not in without_cmap:
             without_cmap[name] = _program_without_cmap(font)
     has_error = c.FPDFText_HasUnicodeMapError
@@ -181,6 +188,11 @@ def font_doubt(font: Mapping[str, Any], program_without_cmap: bool) -> str | Non
     if subtype == "/TrueType" and program_without_cmap:
         return TRUETYPE_WITHOUT_CMAP
     return None
+
+
+def writes_vertically(font: Mapping[str, Any]) -> bool:
+    encoding = _resolve(font.get("/Encoding"))
+    return font.get("/Subtype") == "/Type0" and isinstance(encoding, str) and encoding.endswith("-V")
 
 
 def base_font_name(font: Mapping[str, Any]) -> str:

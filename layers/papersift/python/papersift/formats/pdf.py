@@ -190,6 +190,11 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     verdict = _guard_unmapped(assess_text(text, layout), text, unmapped)
     if engine == "pdfium":
         work.page_glyphs, work.page_unmapped = nonspace_count(text), unmapped
+        if not text.strip() and work.text_objects:
+            # the page draws text that pdfium could not read (a font it cannot load): not an
+            # empty page, and another engine may read it
+            verdict = replace(verdict, suspect=True, signals=(*verdict.signals, "unread_text"),
+                              reason=f"pdfium read no text from the page's {work.text_objects} text objects")
     work.attempts.append(
         EngineAttempt(
             engine=engine,
@@ -239,7 +244,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     Cyrillic, Greek, very short pages), ask the page's fonts how far their glyphs map to
     Unicode, and pick the rest of the ladder from the answer."""
     best = work.best
-    if best is None or best.engine != "pdfium" or not best.text.strip():
+    if best is None or best.engine != "pdfium" or not (best.text.strip() or "unread_text" in best.verdict.signals):
         return ladder
     suspect = best.verdict.suspect
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
@@ -266,6 +271,8 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     if not (suspect or script_only):
         return ladder
     fonts = work.fonts = handle.font_evidence(number, dictionaries=True)
+    if fonts is not None and fonts.vertical_share >= UNDECODABLE_FONT_SHARE and "pdfminer" in ladder:
+        return _read_in_columns(handle, number, work, ladder)
     if fonts is None or fonts.doubtful_share < DOUBTFUL_FONT_SHARE:
         return ladder
     if fonts.undecodable_share >= UNDECODABLE_FONT_SHARE:
@@ -285,6 +292,26 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
                             f"doubtful Unicode maps ({fonts.describe()})")
     _offer(other, work)
     return ordered[1:]
+
+
+def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
+    """Vertical writing reads by columns from right to left; pdfium and pypdf keep the content
+    stream's order, which may run left to right. pdfminer lays the columns out: its text wins
+    when it holds the same characters (a reading-order fix: the page stays clean), or when
+    pdfium read nothing."""
+    best = work.best
+    assert best is not None
+    other = _attempt(handle, "pdfminer", number, 1, work)
+    rest = [e for e in ladder if e != "pdfminer"]
+    if other is None or other.verdict.suspect:
+        return rest
+    if not best.text.strip():
+        _offer(other, work)
+        return rest
+    if _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+        verdict = replace(other.verdict, signals=(*other.verdict.signals, "column_order"))
+        work.best = replace(other, verdict=verdict, rung=best.rung)
+    return []
 
 
 def _distrusted(candidate: _Candidate, signal: str, reason: str) -> _Candidate:
