@@ -93,20 +93,10 @@ def truncated_pdf(plain: bytes | None = None, keep: int = 200) -> bytes:
     return (plain or text_pdf(["cut short"]))[:keep]
 
 
-def raw_pdf(content: bytes, font: bytes, extra_objects: Sequence[bytes] = ()) -> bytes:
-    """A one-page PDF written by hand: ``font`` is the font dictionary (object 5)."""
-    stream = zlib.compress(content)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R >> >> "
-        b"/Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        font,
-        *extra_objects,
-    ]
+def write_pdf(objects: Sequence[bytes], header: bytes = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n") -> bytes:
+    """Objects 1..n (object 1 the catalog) written with a cross-reference table and trailer."""
     out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    out.write(header)
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(out.tell())
@@ -117,6 +107,20 @@ def raw_pdf(content: bytes, font: bytes, extra_objects: Sequence[bytes] = ()) ->
         out.write(b"%010d 00000 n \n" % offset)
     out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
     return out.getvalue()
+
+
+def raw_pdf(content: bytes, font: bytes, extra_objects: Sequence[bytes] = ()) -> bytes:
+    """A one-page PDF written by hand: ``font`` is the font dictionary (object 5)."""
+    stream = zlib.compress(content)
+    return write_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        font,
+        *extra_objects,
+    ])
 
 
 def _text_content(lines: Sequence[bytes]) -> bytes:
@@ -183,19 +187,8 @@ def no_space_pdf(words: Sequence[str] = ("What", "is", "Earth", "Science?")) -> 
 
 def empty_pages_pdf() -> bytes:
     """A syntactically valid PDF with a page tree of zero pages."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 3\n0000000000 65535 f \n")
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
-    return out.getvalue()
+    return write_pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"],
+                     header=b"%PDF-1.4\n")
 
 
 def table_pdf(
@@ -230,25 +223,13 @@ def broken_page_tree_pdf(line: str = "The quarterly report shows revenue growth 
     """A one-page PDF whose catalog points /Pages at an object that does not exist: pdfium sees
     no pages and pypdf refuses the tree, but the page object itself is intact."""
     content = b"BT /F1 12 Tf 72 770 Td (" + line.encode("latin-1") + b") Tj ET"
-    objects = [
+    return write_pdf([
         b"<< /Type /Catalog /Pages 9 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    ], header=b"%PDF-1.4\n")
 
 
 def _truetype_program_without_cmap() -> bytes:
