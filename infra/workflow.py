@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infra.deployment import ASSEMBLE, EXTRACT, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
 from papersift.steps import (
     AssembleRequest,
     DocumentRef,
@@ -36,12 +37,7 @@ from papersift.steps import (
 DEFINITION_PATH = Path(__file__).resolve().parent / "workflow.asl.json"
 
 #: names substituted as ``${Name}`` in the definition; the stack passes the same keys to CDK
-PLACEHOLDERS: tuple[str, ...] = (
-    "PlanFunctionArn",
-    "ExtractFunctionArn",
-    "AssembleFunctionArn",
-    "UnpackFunctionArn",
-)
+PLACEHOLDERS: tuple[str, ...] = tuple(spec.placeholder for spec in WORKFLOW_FUNCTIONS)
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -87,11 +83,12 @@ def _request(model: type[DocumentRef], fields: tuple[str, ...], **extra: str) ->
     return {**{f"{name}.$": f"$.{name}" for name in fields}, **{f"{k}.$": v for k, v in extra.items()}}
 
 
-def _task(function: str, comment: str, *, parameters: dict[str, str] | None = None, result_path: str | None = None,
-          catch_to: str | None = None, next_state: str | None = None, ocr_retry: bool = False) -> dict[str, Any]:
+def _task(function: FunctionSpec, comment: str, *, parameters: dict[str, str] | None = None,
+          result_path: str | None = None, catch_to: str | None = None, next_state: str | None = None,
+          ocr_retry: bool = False) -> dict[str, Any]:
     # Resource is the plain function ARN: the function's return value is the task result
     # (no {"Payload": ...} wrapper), the shape CDK's LambdaInvoke(payload_response_only=True) makes.
-    state: dict[str, Any] = {"Type": "Task", "Comment": comment, "Resource": "${" + function + "FunctionArn}"}
+    state: dict[str, Any] = {"Type": "Task", "Comment": comment, "Resource": "${" + function.placeholder + "}"}
     if parameters is not None:
         state["Parameters"] = parameters
     if result_path is not None:
@@ -110,7 +107,7 @@ def _extract_batch_processor(mode: str) -> dict[str, Any]:
     return {
         "ProcessorConfig": config,
         "StartAt": "ExtractBatch",
-        "States": {"ExtractBatch": _task("Extract", "One page batch in, page JSONs written to S3, a small summary out",
+        "States": {"ExtractBatch": _task(EXTRACT, "One page batch in, page JSONs written to S3, a small summary out",
                                          ocr_retry=True)},
     }
 
@@ -163,7 +160,7 @@ def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
         "Next": assemble,
     }
     states: dict[str, Any] = {
-        f"{prefix}Plan": _task("Plan", "Sniff the file and cut it into page batches", result_path="$.plan",
+        f"{prefix}Plan": _task(PLAN, "Sniff the file and cut it into page batches", result_path="$.plan",
                                catch_to=failure, next_state=f"{prefix}RouteByPlanStatus"),
         f"{prefix}RouteByPlanStatus": route,
         f"{prefix}ExtractBatchesInline": inline_map,
@@ -183,9 +180,9 @@ def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
         }
     if Route.UNPACK in routes.values():
         states.update(_archive_states(level, fields, assemble, failure))
-    states[assemble] = _task("Assemble", "Write text, Markdown, report and the DynamoDB item",
+    states[assemble] = _task(ASSEMBLE, "Write text, Markdown, report and the DynamoDB item",
                              parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
-    states[failure] = _task("Assemble", "Every failure ends as a recorded status with a reason, never a silent stop",
+    states[failure] = _task(ASSEMBLE, "Every failure ends as a recorded status with a reason, never a silent stop",
                             parameters=_request(AssembleRequest, fields, error="$.error"))
     return states
 
@@ -203,7 +200,7 @@ def _archive_states(level: int, fields: tuple[str, ...], assemble: str, failure:
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
         "Next": assemble,
     }
-    unpack = _task("Unpack", "Open the archive safely; each member is uploaded as a document of its own",
+    unpack = _task(UNPACK, "Open the archive safely; each member is uploaded as a document of its own",
                    parameters=_request(UnpackRequest, fields, plan="$.plan"), result_path="$.unpack",
                    catch_to=failure, next_state=f"{prefix}ProcessMembersInline")
     if level > 0:  # an archive member's members: inline (its unpack result lists them all)

@@ -24,13 +24,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from infra.deployment import RUNTIME
+
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "layers" / "papersift" / "python"
 REQUIREMENTS = ROOT / "layers" / "requirements.txt"
 LAYER_DIR = ROOT / "build" / "layers" / "deps"
 STAMP = LAYER_DIR / ".requirements.sha256"
 
-PYTHON_VERSION = "3.12"
+PYTHON_VERSION = RUNTIME.removeprefix("python")  # the stack's runtime (infra/deployment.py)
 # Lambda python3.12 runs on Amazon Linux 2023 (glibc 2.34): every manylinux tag up to 2.34 fits.
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64")
 

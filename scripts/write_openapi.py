@@ -30,7 +30,7 @@ def generated() -> str:
         os.environ.setdefault(name, value)
     from papersift_cli.api_server import load_api_module
 
-    document: dict[str, Any] = load_api_module(ROOT).openapi_document()
+    document: dict[str, Any] = load_api_module(ROOT / "functions" / "api").openapi_document()
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from corpus_cases import CORPUS, corpus_present
-
-from papersift_cli.local_aws import FakeLambdaContext
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +17,16 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
+@dataclass
+class LambdaContext:
+    """What powertools reads from a Lambda context (powertools' own test pattern)."""
+
+    function_name: str = "papersift-test"
+    memory_limit_in_mb: int = 1024
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:papersift-test"
+    aws_request_id: str = "52fdfc07-2182-154f-163f-5f0f9a621d72"
+
+
 @pytest.fixture
-def lambda_context() -> FakeLambdaContext:
-    """The context the local runner gives handlers, so tests and `papersift run` agree."""
-    return FakeLambdaContext(function_name="papersift-test",
-                             invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:papersift-test")
+def lambda_context() -> LambdaContext:
+    return LambdaContext()

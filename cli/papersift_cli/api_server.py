@@ -52,11 +52,10 @@ MAX_CLOCK_SKEW = timedelta(minutes=15)
 API_MODULE_NAMES = ("route_support", "document_routes", "result_routes")
 
 
-def load_api_module(repo_root: Path, name: str | None = None) -> ModuleType:
+def load_api_module(directory: Path, name: str | None = None) -> ModuleType:
     """``functions/api/app.py`` with its sibling route modules, as Lambda would import it (its
     directory on the path). Its clients bind to the environment at import: load it after the
     embedded AWS has set AWS_ENDPOINT_URL."""
-    directory = repo_root / "functions" / "api"
     spec = importlib.util.spec_from_file_location(name or f"papersift_api_{uuid.uuid4().hex[:8]}",
                                                   directory / "app.py")
     if spec is None or spec.loader is None:
@@ -304,14 +303,13 @@ class LocalApi:
     """
 
     def __init__(self, settings: Settings | None = None, *, port: int = 0, api_keys: Iterable[str] = (),
-                 retry_time_scale: float = 0.0, log_level: str = "WARNING", repo_root: Path | None = None) -> None:
-        from papersift_cli.local_aws import REPO_ROOT, LocalAws
+                 retry_time_scale: float = 0.0, log_level: str = "WARNING") -> None:
+        from papersift_cli.local_aws import LocalAws
 
         self.settings = settings or Settings()
         self.port = port
         self.api_keys = tuple(api_keys)
-        self.aws = LocalAws(self.settings, retry_time_scale=retry_time_scale, log_level=log_level,
-                            repo_root=repo_root or REPO_ROOT)
+        self.aws = LocalAws(self.settings, retry_time_scale=retry_time_scale, log_level=log_level)
         self.app: ApiServer | None = None
         self._running: RunningServer | None = None
 
@@ -321,17 +319,17 @@ class LocalApi:
         return self._running.url
 
     def __enter__(self) -> LocalApi:
-        from papersift_cli.local_aws import REGION, FakeLambdaContext
+        from infra.deployment import API
+        from papersift_cli.local_aws import REGION, InvocationContext, handler_path
 
         self.aws.__enter__()
         try:
-            module = load_api_module(self.aws.repo_root)
-            function_name = f"{self.aws.prefix}-api"
+            module = load_api_module(handler_path(API.name).parent)
             self.app = ApiServer(
                 module.handler, self.settings, region=REGION, api_keys=self.api_keys,
                 # the embedded AWS's own credentials: what a local caller signs with
                 secrets={os.environ["AWS_ACCESS_KEY_ID"]: os.environ["AWS_SECRET_ACCESS_KEY"]},
-                context_factory=lambda: FakeLambdaContext(function_name=function_name, invoked_function_arn=""))
+                context_factory=lambda: InvocationContext.for_function(self.aws.prefix, API))
             self._running = start_server(self.app, self.port)
         except BaseException:
             self.aws.__exit__(None, None, None)
@@ -348,5 +346,4 @@ class LocalApi:
 
     def poll_queue(self) -> None:
         """Redeliver drops whose ingest failed, as Lambda's SQS poller would (moto has none)."""
-        if self.aws.pending_messages():
-            self.aws.redeliver()
+        self.aws.redeliver_pending()

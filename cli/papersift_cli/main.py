@@ -205,7 +205,7 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
         if not finished:
             progress.log(f"papersift: gave up waiting after {timeout:.0f}s")
         results = []
-        for name, outcome in zip(names, aws.outcomes(keys), strict=True):
+        for name, outcome in zip(names, aws.results.outcomes(keys), strict=True):
             result = _result_from_outcome(aws, name, outcome, finished)
             results.append(result)
             watcher.report(result, outcome.key)
@@ -213,7 +213,7 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
 
 
 def _result_from_outcome(aws: Any, name: str, outcome: Any, finished: bool) -> FileResult:
-    files = {key.rsplit("/", 1)[-1]: aws.read(key) for key in aws.result_keys(outcome)}
+    files = {key.rsplit("/", 1)[-1]: aws.results.read(key) for key in aws.results.result_keys(outcome)}
     status, reason = "", ""
     if outcome.broken:
         status = "timeout" if not finished and outcome.execution_status in (None, "RUNNING") else "missing"
@@ -245,7 +245,7 @@ class _Watcher:
             if execution["status"] == "RUNNING":
                 running.append(execution)
             elif key not in self.reported:
-                item = self.aws.items().get(execution_input.get("doc_id", ""), {})
+                item = self.aws.results.items().get(execution_input.get("doc_id", ""), {})
                 stop = execution.get("stopDate")
                 seconds = (stop - execution["startDate"]).total_seconds() if stop else 0.0
                 pages = int(item.get("page_count") or 0)
@@ -255,7 +255,8 @@ class _Watcher:
                                        str(item.get("status") or f"execution {execution['status'].lower()}"),
                                        pages, seconds, str(item.get("reason") or ""))
         if self.progress.live:
-            in_flight = self.aws.count_pages_done(e["input"]["doc_id"] for e in running if "doc_id" in e["input"])
+            in_flight = self.aws.results.count_pages_done(e["input"]["doc_id"] for e in running
+                                                          if "doc_id" in e["input"])
             current = str(running[0]["input"].get("source_name", "")) if running else ""
             self.progress.update(pages_done=self.pages_finished + in_flight, current=current)
 

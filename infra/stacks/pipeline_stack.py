@@ -35,6 +35,21 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra import deployment
+from infra.deployment import (
+    API,
+    ASSEMBLE,
+    EXTRACT,
+    INCOMING_PREFIX,
+    INGEST,
+    MEMBERS_PREFIX,
+    PLAN,
+    RESULTS_PREFIX,
+    UNPACK,
+    WORK_PREFIX,
+    WORKFLOW_FUNCTIONS,
+    FunctionSpec,
+)
 from infra.stacks.api import DocumentsApi
 from infra.stacks.nag import acknowledge
 from infra.workflow import PLACEHOLDERS, definition_text
@@ -49,12 +64,8 @@ DEPS_LAYER_DIR = ROOT / "build" / "layers" / "deps"
 LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
 CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
 
-INCOMING_PREFIX = "incoming/"
-WORK_PREFIX = "work/"
-RESULTS_PREFIX = "results/"
-MEMBERS_PREFIX = "members/"
 API_UPLOAD_PREFIX = steps.API_UPLOAD_PREFIX
-RUNTIME = lambda_.Runtime.PYTHON_3_12
+RUNTIME = lambda_.Runtime(deployment.RUNTIME, lambda_.RuntimeFamily.PYTHON)
 CONTEXT_KEY = "papersift"
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.pytest_cache", "**/.mypy_cache"]
 
@@ -95,20 +106,16 @@ class PipelineStack(Stack):
 
         # 3. The workflow steps: zip functions on two layers, container functions for binaries.
         self.layers = self._layers()
-        self.plan_fn = self._zip_function("Plan", "plan", memory_mb=1024, timeout=Duration.minutes(2))
+        # (memory, timeout, zip or container image, prefixes written: infra/deployment.py)
+        self.plan_fn = self._function(PLAN)
         # extract runs in the container: its recovery ladder calls pdftotext, legacy .doc needs antiword
-        self.extract_fn = self._container_function("Extract", "extract", memory_mb=3008, timeout=Duration.minutes(10))
-        self.assemble_fn = self._zip_function("Assemble", "assemble", memory_mb=2048, timeout=Duration.minutes(5))
-        self.unpack_fn = self._container_function("Unpack", "unpack", memory_mb=3008, timeout=Duration.minutes(15))
+        self.extract_fn = self._function(EXTRACT)
+        self.assemble_fn = self._function(ASSEMBLE)
+        self.unpack_fn = self._function(UNPACK)  # members are uploaded as documents of their own
         # Every step reads the source and the work files; each writes only under its own prefixes.
-        for fn, prefixes in (
-            (self.plan_fn, [WORK_PREFIX]),
-            (self.extract_fn, [WORK_PREFIX]),
-            (self.assemble_fn, [WORK_PREFIX, RESULTS_PREFIX]),
-            (self.unpack_fn, [WORK_PREFIX, MEMBERS_PREFIX]),  # members are uploaded as documents of their own
-        ):
+        for fn, spec in zip(self.workflow_functions, WORKFLOW_FUNCTIONS, strict=True):
             self.bucket.grant_read(fn)
-            for prefix in prefixes:
+            for prefix in spec.writes:
                 self.bucket.grant_put(fn, f"{prefix}*")
         self.table.grant_write_data(self.assemble_fn)
         if "textract" in self.settings.ocr_mode:
@@ -122,15 +129,12 @@ class PipelineStack(Stack):
         self.state_machine = self._state_machine()
 
         # 5. Ingest: queue -> one execution per document.
-        self.ingest_fn = self._zip_function(
-            "Ingest",
-            "ingest",
-            memory_mb=256,
-            timeout=Duration.seconds(30),
-            environment={"STATE_MACHINE_ARN": self.state_machine.state_machine_arn},
+        self.ingest_fn = self._function(
+            INGEST, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn}
         )
         self.ingest_fn.add_event_source(
-            event_sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
+            event_sources.SqsEventSource(self.queue, batch_size=deployment.INGEST_BATCH_SIZE,
+                                         report_batch_item_failures=True)
         )
         # the execution name is the document id: a duplicate notification cannot start a second run
         self.state_machine.grant_start_execution(self.ingest_fn)
@@ -141,6 +145,11 @@ class PipelineStack(Stack):
 
         self._outputs()
         self._acknowledge_accepted_findings()
+
+    @property
+    def workflow_functions(self) -> tuple[lambda_.Function, ...]:
+        """The functions the workflow invokes, in the order of ``deployment.WORKFLOW_FUNCTIONS``."""
+        return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn)
 
     # -- storage -------------------------------------------------------------------------
 
@@ -158,7 +167,7 @@ class PipelineStack(Stack):
         acknowledge(access_logs, "AwsSolutions-S1", "This is the access-log bucket; logging it into itself would loop.")
         return s3.Bucket(
             self,
-            "Documents",
+            deployment.BUCKET.construct_id,
             encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
@@ -193,8 +202,8 @@ class PipelineStack(Stack):
     def _table(self) -> dynamodb.Table:
         table = dynamodb.Table(
             self,
-            "Documents Table",
-            partition_key=dynamodb.Attribute(name=listing.TABLE_KEY, type=dynamodb.AttributeType.STRING),
+            deployment.TABLE.construct_id,
+            partition_key=dynamodb.Attribute(name=deployment.TABLE_KEY, type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
@@ -216,19 +225,18 @@ class PipelineStack(Stack):
     def _drop_queue(self) -> sqs.Queue:
         dead_letters = sqs.Queue(
             self,
-            "DropsDeadLetterQueue",
+            deployment.DEAD_LETTER_QUEUE.construct_id,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            retention_period=Duration.days(14),
+            retention_period=Duration.days(deployment.DEAD_LETTER_RETENTION_DAYS),
         )
         return sqs.Queue(
             self,
-            "DropsQueue",
+            deployment.QUEUE.construct_id,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            # six times the ingest timeout, as Lambda's SQS integration advises
-            visibility_timeout=Duration.seconds(180),
-            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=5, queue=dead_letters),
+            visibility_timeout=Duration.seconds(deployment.QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+            dead_letter_queue=sqs.DeadLetterQueue(max_receive_count=deployment.MAX_RECEIVE_COUNT, queue=dead_letters),
         )
 
     # -- functions -----------------------------------------------------------------------
@@ -272,49 +280,36 @@ class PipelineStack(Stack):
         return [deps, core]
 
     def _environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        return {
-            **self.settings.to_env(),
-            "TABLE_NAME": self.table.table_name,
-            "BUCKET_NAME": self.bucket.bucket_name,
-            "POWERTOOLS_SERVICE_NAME": "papersift",
-            "POWERTOOLS_METRICS_NAMESPACE": "Papersift",
-            **(extra or {}),
-        }
+        return deployment.function_environment(self.settings, table_name=self.table.table_name,
+                                               bucket_name=self.bucket.bucket_name, extra=extra)
 
     def _log_group(self, construct_id: str) -> logs.LogGroup:
         return logs.LogGroup(
             self, f"{construct_id}Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
         )
 
-    def _zip_function(
-        self,
-        construct_id: str,
-        name: str,
-        *,
-        memory_mb: int,
-        timeout: Duration,
-        environment: Mapping[str, str] | None = None,
-    ) -> lambda_.Function:
+    def _function(self, spec: FunctionSpec, environment: Mapping[str, str] | None = None) -> lambda_.Function:
+        if spec.container:
+            return self._container_function(spec)
         return lambda_.Function(
             self,
-            construct_id,
+            spec.construct_id,
             runtime=RUNTIME,
             architecture=lambda_.Architecture.X86_64,
-            handler="app.handler",
-            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR / name), exclude=ASSET_EXCLUDE),
+            handler=deployment.HANDLER,
+            code=lambda_.Code.from_asset(str(FUNCTIONS_DIR / spec.name), exclude=ASSET_EXCLUDE),
             layers=self.layers,
-            memory_size=memory_mb,
-            timeout=timeout,
+            memory_size=spec.memory_mb,
+            timeout=Duration.seconds(spec.timeout_seconds),
             environment=self._environment(environment),
             tracing=lambda_.Tracing.ACTIVE,
-            log_group=self._log_group(construct_id),
+            log_group=self._log_group(spec.construct_id),
         )
 
-    def _container_function(
-        self, construct_id: str, name: str, *, memory_mb: int, timeout: Duration
-    ) -> lambda_.DockerImageFunction:
+    def _container_function(self, spec: FunctionSpec) -> lambda_.DockerImageFunction:
         """A function whose image carries binaries (7z, unar, Tesseract, poppler). The image is
         only staged at synth (no Docker needed); ``cdk deploy`` builds it."""
+        name = spec.name
         code = lambda_.DockerImageCode.from_image_asset(
             str(ROOT),
             file=CONTAINER_DOCKERFILE,
@@ -334,23 +329,22 @@ class PipelineStack(Stack):
         )
         return lambda_.DockerImageFunction(
             self,
-            construct_id,
+            spec.construct_id,
             code=code,
             architecture=lambda_.Architecture.X86_64,
-            memory_size=memory_mb,
-            timeout=timeout,
+            memory_size=spec.memory_mb,
+            timeout=Duration.seconds(spec.timeout_seconds),
             ephemeral_storage_size=Size.gibibytes(10),
             environment=self._environment(),
             tracing=lambda_.Tracing.ACTIVE,
-            log_group=self._log_group(construct_id),
+            log_group=self._log_group(spec.construct_id),
         )
 
     def _api_function(self) -> lambda_.Function:
         """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
         incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
         and deletes a document's objects, every version of them."""
-        fn = self._zip_function("Api", "api", memory_mb=1024, timeout=Duration.seconds(29),
-                                environment={"STATE_MACHINE_ARN": self.state_machine.state_machine_arn})
+        fn = self._function(API, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
         self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
         owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX]
@@ -378,16 +372,12 @@ class PipelineStack(Stack):
     # -- workflow ------------------------------------------------------------------------
 
     def _state_machine(self) -> sfn.StateMachine:
-        arns = {
-            "PlanFunctionArn": self.plan_fn.function_arn,
-            "ExtractFunctionArn": self.extract_fn.function_arn,
-            "AssembleFunctionArn": self.assemble_fn.function_arn,
-            "UnpackFunctionArn": self.unpack_fn.function_arn,
-        }
+        arns = {spec.placeholder: fn.function_arn
+                for spec, fn in zip(WORKFLOW_FUNCTIONS, self.workflow_functions, strict=True)}
         assert set(arns) == set(PLACEHOLDERS), "workflow placeholders and stack substitutions disagree"
         machine = sfn.StateMachine(
             self,
-            "Workflow",
+            deployment.STATE_MACHINE.construct_id,
             # inline rather than from_file (an S3 asset): the definition stays readable in the template
             # and in `cdk diff`; CloudFormation fills in the ARNs from definition_substitutions
             definition_body=sfn.DefinitionBody.from_string(definition_text()),
@@ -406,7 +396,7 @@ class PipelineStack(Stack):
                 include_execution_data=True,  # states carry pointers and counts only, never page text
             ),
         )
-        for fn in (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn):
+        for fn in self.workflow_functions:
             fn.grant_invoke(machine)
         # the Distributed Map reads its items from the manifest under work/
         self.bucket.grant_read(machine, f"{WORK_PREFIX}*")
@@ -506,10 +496,7 @@ class PipelineStack(Stack):
         # for bucket notifications): these actions have no resource-level permissions.
         notification_handler = next(c for c in self.node.children if c.node.id.startswith("BucketNotificationsHandler"))
         for construct in (
-            self.plan_fn,
-            self.extract_fn,
-            self.assemble_fn,
-            self.unpack_fn,
+            *self.workflow_functions,
             self.ingest_fn,
             self.api_fn,
             self.state_machine,
@@ -520,7 +507,7 @@ class PipelineStack(Stack):
                 "AwsSolutions-IAM5[Resource::*]",
                 "X-Ray, Textract, log delivery and PutBucketNotification have no resource-level permissions.",
             )
-        for fn in (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn):
+        for fn in self.workflow_functions:
             acknowledge(
                 self.state_machine,
                 f"AwsSolutions-IAM5[Resource::<{self.get_logical_id(fn.node.default_child)}.Arn>:*]",  # type: ignore[arg-type]

@@ -81,7 +81,7 @@ def test_presigned_upload_runs_the_pipeline_and_text_report_and_view_can_be_fetc
     assert text.split("\f") == ["The harbour master inspected the lighthouse.", "Second page: the budget for buoys."]
     report_link = client.json("GET", f"/documents/{doc_id}/report")
     assert report_link["report"]["status"] == "clean", "a small report comes inline"
-    assert api.aws.read(f"results/{doc_id}/text.clean.txt"), "the upload's options reached the run"
+    assert api.aws.results.read(f"results/{doc_id}/text.clean.txt"), "the upload's options reached the run"
     assert json.loads(fetch(report_link)) == report_link["report"]
     assert b"harbour master" in fetch(client.json("GET", f"/documents/{doc_id}/markdown"))
     view = client.json("GET", f"/documents/{doc_id}/view")
@@ -102,7 +102,7 @@ def test_passwords_open_the_file_and_appear_in_no_url_item_report_history_or_log
     assert document["status"] == "clean", document["reason"]
 
     s3, sfn = api.aws.client("s3"), api.aws.client("stepfunctions")
-    item = api.aws.items()[doc_id]
+    item = api.aws.results.items()[doc_id]
     report = client.json("GET", f"/documents/{doc_id}/report")["report"]
     page = fetch(client.json("GET", f"/documents/{doc_id}/view")).decode("utf-8")
     arn = f"{api.aws.state_machine_arn.replace(':stateMachine:', ':execution:')}:{doc_id}"
@@ -186,7 +186,7 @@ def test_delete_removes_results_work_files_members_and_items_of_an_archive(api: 
     versions = api.aws.client("s3").list_object_versions(Bucket=api.aws.bucket)
     keys = [v["Key"] for v in versions.get("Versions", []) + versions.get("DeleteMarkers", [])]
     assert not [k for k in keys if any(i in k for i in (doc_id, *members))], "every version is gone"
-    assert not {doc_id, *members} & set(api.aws.items())
+    assert not {doc_id, *members} & set(api.aws.results.items())
 
 
 def test_delete_during_the_run_is_409_and_works_once_it_finished(api: LocalApi, client: ApiClient) -> None:

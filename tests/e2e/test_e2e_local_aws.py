@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -38,9 +39,9 @@ def test_a_duplicate_notification_starts_no_second_execution(aws: LocalAws, tmp_
     aws.client("sqs").send_message(QueueUrl=aws.queue_url, MessageBody=json.dumps({"Records": [record]}))
     assert aws.wait([key], timeout=60)
     assert [name for name, _ in aws.invocations].count("ingest") == 2
-    assert len([e for e in aws.executions() if e["input"]["key"] == key]) == 1
-    assert len(aws.items()) == 1
-    (outcome,) = aws.outcomes([key])
+    assert len([e for e in aws.results.executions() if e["input"]["key"] == key]) == 1
+    assert len(aws.results.items()) == 1
+    (outcome,) = aws.results.outcomes([key])
     assert outcome.status == "clean"
 
 
@@ -51,7 +52,7 @@ def test_a_handler_exception_is_caught_and_recorded_as_failed(aws: LocalAws, tmp
     aws.handlers["extract"] = extract_on_fire
     key = aws.drop(_text_file(tmp_path))
     assert aws.wait([key], timeout=60)
-    (outcome,) = aws.outcomes([key])
+    (outcome,) = aws.results.outcomes([key])
     assert outcome.execution_status == "SUCCEEDED"
     assert outcome.status == "failed"
     assert "disk on fire" in outcome.reason or "RuntimeError" in outcome.reason
@@ -72,7 +73,7 @@ def test_a_transient_lambda_error_is_retried_without_waiting(aws: LocalAws, tmp_
     aws.handlers["extract"] = flaky_extract
     key = aws.drop(_text_file(tmp_path))
     assert aws.wait([key], timeout=20)  # the ASL waits 2 s before a retry; patched to 0 here
-    (outcome,) = aws.outcomes([key])
+    (outcome,) = aws.results.outcomes([key])
     assert outcome.status == "clean"
     assert len(calls) == 2
 
@@ -84,9 +85,19 @@ def test_a_poison_message_ends_in_the_dlq_and_the_file_is_reported_broken(aws: L
     aws.handlers["ingest"] = ingest_broken
     key = aws.drop(_text_file(tmp_path, "poison.txt"))
     assert aws.wait([key], timeout=60)
-    (outcome,) = aws.outcomes([key])
+    (outcome,) = aws.results.outcomes([key])
     assert outcome.execution_status is None and outcome.broken
     assert "DLQ" in outcome.reason
     dlq = aws.client("sqs").receive_message(QueueUrl=aws.dlq_url, MaxNumberOfMessages=10)
     assert len(dlq.get("Messages", [])) == 1
     assert [name for name, _ in aws.invocations].count("ingest") == 5
+
+
+def test_wait_does_not_return_before_every_wanted_key_has_started(aws: LocalAws, tmp_path: Path) -> None:
+    """A key nothing was dropped for never starts and is not in the DLQ: wait must time out, even with
+    the queue empty and nothing running (it used to report success)."""
+    key = aws.drop(_text_file(tmp_path))
+    assert aws.wait([key], timeout=60)
+    started = time.monotonic()
+    assert aws.wait([key, "incoming/never-dropped.txt"], timeout=2) is False
+    assert time.monotonic() - started >= 2

@@ -1,0 +1,149 @@
+"""What happened to each dropped file: its execution, its DynamoDB item and where its results are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.deployment import INCOMING_PREFIX, TABLE_KEY
+from papersift.pipeline import results_prefix, work_prefix
+
+
+@dataclass
+class DocumentOutcome:
+    """One dropped file after the pipeline: the execution, the DynamoDB item and where results are."""
+
+    key: str
+    source_name: str
+    doc_id: str | None
+    execution_status: str | None  # None: no execution was ever started for the key
+    item: dict[str, Any] | None
+    seconds: float
+    members: list[DocumentOutcome] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.item and self.item.get("status"):
+            return str(self.item["status"])
+        return "missing"
+
+    @property
+    def reason(self) -> str:
+        if self.item:
+            return str(self.item.get("reason") or "")
+        if self.execution_status is None:
+            return "no execution was started for this file (ingest failed or the message is in the DLQ)"
+        return f"execution ended {self.execution_status} without recording a status"
+
+    @property
+    def broken(self) -> bool:
+        """True when papersift itself failed: no recorded status for this file."""
+        return self.item is None or not self.item.get("status")
+
+    @property
+    def results_prefix(self) -> str:
+        return results_prefix(self.doc_id or "")
+
+
+class Results:
+    """Queries over the executions, the table and the bucket of one embedded AWS."""
+
+    def __init__(self, s3: Any, sfn: Any, dynamodb: Any, bucket: str, table_name: str, state_machine_arn: str) -> None:
+        self.s3, self.sfn, self.dynamodb = s3, sfn, dynamodb
+        self.bucket, self.table_name, self.state_machine_arn = bucket, table_name, state_machine_arn
+        self._inputs: dict[str, dict[str, Any]] = {}  # execution ARN -> its input (never changes)
+
+    def executions(self) -> list[dict[str, Any]]:
+        """Every execution of the workflow with its parsed input (Distributed Map children excluded)."""
+        found: list[dict[str, Any]] = []
+        for page in self.sfn.get_paginator("list_executions").paginate(stateMachineArn=self.state_machine_arn):
+            for execution in page["executions"]:
+                arn = execution["executionArn"]
+                if arn not in self._inputs:
+                    described = self.sfn.describe_execution(executionArn=arn)
+                    self._inputs[arn] = json.loads(described.get("input") or "{}")
+                execution_input = self._inputs[arn]
+                if "batch_index" in execution_input:
+                    continue
+                found.append({**execution, "input": execution_input})
+        return found
+
+    def items(self) -> dict[str, dict[str, Any]]:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        deserializer = TypeDeserializer()
+        items: dict[str, dict[str, Any]] = {}
+        for page in self.dynamodb.get_paginator("scan").paginate(TableName=self.table_name):
+            for raw in page.get("Items", []):
+                item = {k: deserializer.deserialize(v) for k, v in raw.items()}
+                items[str(item[TABLE_KEY])] = item
+        return items
+
+    def outcomes(self, keys: Sequence[str]) -> list[DocumentOutcome]:
+        """What happened to each dropped key, from its execution and DynamoDB; archive members
+        (processed inside the archive's own execution) from their items' parent_doc_id."""
+        executions = self.executions()
+        items = self.items()
+        members_of: dict[str, list[dict[str, Any]]] = {}
+        for item in items.values():
+            if item.get("parent_doc_id"):
+                members_of.setdefault(str(item["parent_doc_id"]), []).append(item)
+        outcomes: list[DocumentOutcome] = []
+        for key in keys:
+            mine = [e for e in executions if e["input"].get("key") == key and not e["input"].get("parent_doc_id")]
+            mine.sort(key=lambda e: e["startDate"])
+            source_name = key.removeprefix(INCOMING_PREFIX)
+            if not mine:
+                outcomes.append(DocumentOutcome(key, source_name, None, None, None, 0.0))
+                continue
+            execution = mine[-1]
+            doc_id = execution["input"].get("doc_id")
+            stop = execution.get("stopDate")
+            outcomes.append(DocumentOutcome(
+                key=key,
+                source_name=source_name,
+                doc_id=doc_id,
+                execution_status=execution["status"],
+                item=items.get(doc_id or ""),
+                seconds=(stop - execution["startDate"]).total_seconds() if stop else 0.0,
+                members=_member_outcomes(doc_id or "", members_of, execution["status"]),
+            ))
+        return outcomes
+
+    def result_keys(self, outcome: DocumentOutcome) -> list[str]:
+        """The top-level result objects of a document (text.txt, document.md, report.json, ...)."""
+        if not outcome.doc_id:
+            return []
+        response = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=outcome.results_prefix, Delimiter="/")
+        return sorted(obj["Key"] for obj in response.get("Contents", []))
+
+    def read(self, key: str) -> bytes:
+        return bytes(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+
+    def count_pages_done(self, doc_ids: Iterable[str]) -> int:
+        """Page JSONs written so far for running documents (progress display only)."""
+        total = 0
+        for doc_id in doc_ids:
+            for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
+                                                                           Prefix=f"{work_prefix(doc_id)}pages/"):
+                total += page.get("KeyCount", 0)
+        return total
+
+
+def _member_outcomes(doc_id: str, members_of: Mapping[str, list[dict[str, Any]]],
+                     execution_status: str) -> list[DocumentOutcome]:
+    """The members of an archive document (and theirs, for a member that was an archive too)."""
+    return [
+        DocumentOutcome(
+            key=str(member.get("source_key", "")),
+            source_name=str(member.get("archive_path") or member.get("source_name") or ""),
+            doc_id=str(member[TABLE_KEY]),
+            execution_status=execution_status,
+            item=member,
+            seconds=0.0,
+            members=_member_outcomes(str(member[TABLE_KEY]), members_of, execution_status),
+        )
+        for member in sorted(members_of.get(doc_id, []), key=lambda i: str(i.get("archive_path", "")))
+    ]

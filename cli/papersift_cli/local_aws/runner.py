@@ -1,0 +1,374 @@
+"""LocalAws: a moto server in this process, the stack's resources in it, our handlers answering
+its invocations; files dropped under ``incoming/`` and waited for as on AWS."""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any
+from urllib.request import Request, urlopen
+
+from infra import deployment
+from papersift.settings import Settings
+from papersift.steps import DocumentOptions
+from papersift_cli.local_aws.moto_patches import MotoPatches
+from papersift_cli.local_aws.outcomes import Results
+from papersift_cli.local_aws.queue_poller import QueuePoller
+from papersift_cli.local_aws.resources import REGION, Resources, create_resources, function_name, state_machine_arn
+
+#: functions that call pdfium (page counts, text layers): run one at a time in this process
+PDFIUM_FUNCTIONS = frozenset({deployment.PLAN.name, deployment.EXTRACT.name})
+
+Handler = Callable[[Any, Any], Any]
+_FINISHED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+_ACTIVE_LOCK = threading.Lock()
+
+
+@dataclass
+class InvocationContext:
+    """What powertools reads from a Lambda context, from the function's own settings."""
+
+    function_name: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    timeout_seconds: int
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = ""
+    log_stream_name: str = ""
+    function_version: str = "$LATEST"
+    started: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.started + self.timeout_seconds - time.monotonic()) * 1000))
+
+    @classmethod
+    def for_function(cls, prefix: str, spec: deployment.FunctionSpec, arn: str = "") -> InvocationContext:
+        return cls(function_name=function_name(prefix, spec), invoked_function_arn=arn,
+                   memory_limit_in_mb=spec.memory_mb, timeout_seconds=spec.timeout_seconds)
+
+
+def handler_path(name: str) -> Path:
+    """``functions/<name>/app.py``, from the checkout or from the installed package."""
+    return Path(str(importlib.resources.files("papersift_functions") / name / "app.py"))
+
+
+def _load_module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load handler from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalAws:
+    """moto server + the stack's resources + our handlers, for one process.
+
+    Use as a context manager; only one can be open at a time (it patches moto globally and sets
+    process environment variables, both restored on exit).
+    """
+
+    def __init__(self, settings: Settings | None = None, *, retry_time_scale: float = 0.0,
+                 log_level: str = "WARNING", prefix: str = "papersift") -> None:
+        self.settings = settings or Settings()
+        self.retry_time_scale = retry_time_scale
+        self.log_level = log_level
+        self.prefix = prefix
+        self.port = 0
+        self.endpoint_url = ""
+        #: short function name -> handler(event, context); tests may replace entries
+        self.handlers: dict[str, Handler] = {}
+        self.invocations: list[tuple[str, str]] = []  # (function, "ok" | error type), for tests
+        self._modules: dict[str, ModuleType] = {}
+        self._resources: Resources | None = None
+        self._results: Results | None = None
+        self._poller: QueuePoller | None = None
+        self._server: Any = None
+        self._patches = MotoPatches(self._dispatch, retry_time_scale)
+        self._saved_env: dict[str, str | None] = {}
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._pdfium_lock = threading.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalAws:
+        if not _ACTIVE_LOCK.acquire(blocking=False):
+            raise RuntimeError("another LocalAws is already open in this process")
+        try:
+            self._start()
+        except BaseException:
+            self._stop()
+            _ACTIVE_LOCK.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self._stop()
+        finally:
+            _ACTIVE_LOCK.release()
+
+    def _start(self) -> None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self.port = _free_port()
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+        self.endpoint_url = f"http://127.0.0.1:{self.port}"
+        self._patches.apply()
+        self._post("/moto-api/reset")
+        self._post("/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
+        self._set_env()
+        self._resources = create_resources(self.client, self.prefix, self._env())
+        self._results = Results(self.client("s3"), self.client("stepfunctions"), self.client("dynamodb"),
+                                self.bucket, self.table_name, self.state_machine_arn)
+        self._poller = QueuePoller(self.client("sqs"), self.queue_url, self._resources.queue_arn, self.dlq_url,
+                                   REGION)
+        self._load_handlers()
+
+    def _stop(self) -> None:
+        if self._server is not None:
+            try:
+                self._server.stop()
+            except Exception:  # stopping must not mask the real error
+                logging.getLogger(__name__).debug("moto server did not stop cleanly", exc_info=True)
+            self._server = None
+        self._patches.restore()
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env = {}
+        self._clients = {}
+
+    @property
+    def resources(self) -> Resources:
+        if self._resources is None:
+            raise RuntimeError("LocalAws is not open")
+        return self._resources
+
+    @property
+    def results(self) -> Results:
+        """Executions, items, outcomes and result objects of the dropped files."""
+        if self._results is None:
+            raise RuntimeError("LocalAws is not open")
+        return self._results
+
+    @property
+    def bucket(self) -> str:
+        return deployment.BUCKET.named(self.prefix)
+
+    @property
+    def table_name(self) -> str:
+        return deployment.TABLE.named(self.prefix)
+
+    @property
+    def state_machine_arn(self) -> str:
+        return state_machine_arn(self.prefix)
+
+    @property
+    def queue_url(self) -> str:
+        return self.resources.queue_url
+
+    @property
+    def dlq_url(self) -> str:
+        return self.resources.dlq_url
+
+    def reset_documents(self) -> None:
+        """Empty the bucket's objects and the table between tests, keeping the resources."""
+        s3 = self.client("s3")
+        for page in s3.get_paginator("list_object_versions").paginate(Bucket=self.bucket):
+            for entry in page.get("Versions", []) + page.get("DeleteMarkers", []):
+                s3.delete_object(Bucket=self.bucket, Key=entry["Key"], VersionId=entry["VersionId"])
+        table = self.client("dynamodb")
+        for page in table.get_paginator("scan").paginate(TableName=self.table_name):
+            for item in page.get("Items", []):
+                table.delete_item(TableName=self.table_name,
+                                  Key={deployment.TABLE_KEY: item[deployment.TABLE_KEY]})
+        self.invocations.clear()
+
+    # -- environment -------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        """What the stack sets on the functions (``deployment.function_environment``), pointed at
+        this server, plus powertools switches for a local run."""
+        return deployment.function_environment(
+            self.settings, table_name=self.table_name, bucket_name=self.bucket,
+            extra={
+                deployment.STATE_MACHINE_ARN_ENV: self.state_machine_arn,
+                "AWS_ENDPOINT_URL": self.endpoint_url,
+                "AWS_DEFAULT_REGION": REGION,
+                "AWS_REGION": REGION,
+                "AWS_ACCESS_KEY_ID": "testing",
+                "AWS_SECRET_ACCESS_KEY": "testing",
+                "AWS_SESSION_TOKEN": "testing",
+                # moto's Step Functions tasks call localhost:$MOTO_PORT
+                "MOTO_PORT": str(self.port),
+                "POWERTOOLS_TRACE_DISABLED": "true",
+                "POWERTOOLS_METRICS_DISABLED": "true",
+                "POWERTOOLS_LOG_LEVEL": self.log_level,
+            },
+        )
+
+    def _set_env(self) -> None:
+        env = self._env()
+        for name in ("AWS_PROFILE", *env):
+            self._saved_env.setdefault(name, os.environ.get(name))
+        os.environ.pop("AWS_PROFILE", None)
+        os.environ.update(env)
+
+    def _post(self, path: str, payload: Mapping[str, Any] | None = None) -> None:
+        data = json.dumps(payload or {}).encode("utf-8")
+        request = Request(self.endpoint_url + path, data=data, method="POST",
+                          headers={"Content-Type": "application/json"})
+        with urlopen(request, timeout=30) as response:
+            response.read()
+
+    def client(self, service: str) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        if service not in self._clients:
+            self._clients[service] = boto3.client(  # type: ignore[call-overload]  # service chosen at run time
+                service,
+                endpoint_url=self.endpoint_url,
+                region_name=REGION,
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+                config=Config(retries={"max_attempts": 2}, max_pool_connections=20),
+            )
+        return self._clients[service]
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    def _load_handlers(self) -> None:
+        """Each ``functions/<name>/app.py`` under a unique module name, so its module-level boto3
+        clients bind to this server."""
+        token = uuid.uuid4().hex[:8]
+        for spec in deployment.FUNCTIONS:
+            module = _load_module(handler_path(spec.name), f"papersift_local_{spec.name}_{token}")
+            self._modules[spec.name] = module
+            self.handlers[spec.name] = module.handler
+
+    def _dispatch(self, function: str, body: str, request_headers: Any, response_headers: Any) -> bytes:
+        """One invocation: the handler's return value as JSON, or its exception as a Lambda function
+        error (``errorType`` = the class name, so the workflow's Retry/Catch match as on AWS)."""
+        name = function.removeprefix(f"{self.prefix}-")
+        spec = next((s for s in deployment.FUNCTIONS if s.name == name), None)
+        try:
+            handler = self.handlers.get(name)
+            if handler is None or spec is None:
+                raise LookupError(f"no handler for function {function}: functions/{name}/app.py is missing")
+            context = InvocationContext.for_function(self.prefix, spec, self.resources.function_arns[name])
+            event = json.loads(body) if body else {}
+            if name in PDFIUM_FUNCTIONS:
+                # pdfium is not thread-safe and moto runs Map iterations in threads of this one
+                # process; in Lambda every invocation has a process of its own
+                with self._pdfium_lock:
+                    result = handler(event, context)
+            else:
+                result = handler(event, context)
+            payload = json.dumps(result, default=str)
+            outcome = "ok"
+        except Exception as exc:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            payload = json.dumps({
+                "errorType": type(exc).__name__,
+                "errorMessage": str(exc) or type(exc).__name__,
+                "stackTrace": traceback.format_exception(exc)[-5:],
+            })
+            outcome = type(exc).__name__
+        with self._lock:
+            self.invocations.append((name, outcome))
+        encoded = payload.encode("utf-8")
+        response_headers["Content-Length"] = str(len(encoded))
+        return encoded
+
+    def _invoke_ingest(self, event: dict[str, Any]) -> tuple[Any, bool]:
+        headers: dict[str, Any] = {}
+        payload = json.loads(self._dispatch(function_name(self.prefix, deployment.INGEST), json.dumps(event), {},
+                                            headers))
+        return payload, "x-amz-function-error" in headers
+
+    # -- driving the pipeline ------------------------------------------------------------------
+
+    def drop(self, path: Path, options: DocumentOptions | None = None, name: str | None = None) -> str:
+        """Upload a file under ``incoming/``; S3 -> SQS -> ingest starts its execution. Returns the key."""
+        key = deployment.INCOMING_PREFIX + (name or path.name)
+        metadata = options.metadata() if options else {}
+        with path.open("rb") as body:
+            self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=body, Metadata=metadata)
+        return key
+
+    def wait(self, keys: Sequence[str], timeout: float = 1800.0, poll: float = 0.25,
+             on_poll: Callable[[list[dict[str, Any]]], None] | None = None) -> bool:
+        """Wait until every key has a finished execution (or its notification is in the dead-letter
+        queue) and nothing else runs or waits in the queue. False on timeout."""
+        deadline = time.monotonic() + timeout
+        wanted = set(keys)
+        poller = self._queue_poller()
+        quiet_polls = 0
+        while time.monotonic() < deadline:
+            executions = self.results.executions()
+            if on_poll is not None:
+                on_poll(executions)
+            started = {e["input"].get("key") for e in executions if not e["input"].get("parent_doc_id")}
+            running = [e for e in executions if e["status"] not in _FINISHED]
+            pending = poller.pending()
+            if pending and not running:
+                self.redeliver_pending()
+            settled = not running and not pending and (wanted <= started or wanted - started <= self.dead_keys())
+            quiet_polls = quiet_polls + 1 if settled else 0
+            if quiet_polls >= 2:  # twice in a row: a finishing parent may just have started a child
+                return True
+            time.sleep(poll)
+        return False
+
+    def redeliver_pending(self) -> int:
+        """Hand queued drops whose ingest failed to ingest again, as Lambda's SQS poller would."""
+        poller = self._queue_poller()
+        return poller.redeliver(self._invoke_ingest) if poller.pending() else 0
+
+    def dead_keys(self) -> set[str]:
+        """Dropped keys whose notification ended in the dead-letter queue: they will never start."""
+        dropped_objects = self._modules[deployment.INGEST.name].dropped_objects
+        keys: set[str] = set()
+        for body in self._queue_poller().dead_letters():
+            try:
+                keys.update(obj.key for obj in dropped_objects(body))
+            except (KeyError, TypeError, ValueError):  # not a notification ingest understands
+                continue
+        return keys
+
+    def _queue_poller(self) -> QueuePoller:
+        if self._poller is None:
+            raise RuntimeError("LocalAws is not open")
+        return self._poller

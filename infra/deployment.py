@@ -1,0 +1,113 @@
+"""What the stack deploys and the local runner re-creates, written once: the functions with their
+memory, timeout and packaging; the drop queue's limits; the bucket prefixes; the names of the
+resources; the environment the handlers read.
+
+``infra/stacks/pipeline_stack.py`` builds the CDK resources from these values and
+``papersift_cli.local_aws`` creates the same resources in moto from them, so the two cannot
+drift apart (the runner's queue once had a 960 s visibility timeout against the stack's 180 s,
+and python3.11 against 3.12). Pure: no CDK, no AWS; importable from an installed papersift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from papersift import listing
+from papersift.settings import Settings
+
+#: the Lambda runtime of the zip functions and the one the dependency layer is built for
+RUNTIME = "python3.12"
+HANDLER = "app.handler"
+
+INCOMING_PREFIX = "incoming/"  # drops: S3 notification -> queue -> ingest
+WORK_PREFIX = "work/"  # plans, manifests, page JSON while a document runs
+RESULTS_PREFIX = "results/"
+MEMBERS_PREFIX = "members/"  # archive members, each a document of its own (never under incoming/)
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda function: ``functions/<name>/app.py``."""
+
+    name: str
+    #: the CDK construct id; also names the workflow placeholder ``${<construct_id>FunctionArn}``
+    construct_id: str
+    memory_mb: int
+    timeout_seconds: int
+    #: runs from the container image (binaries: 7z/unar for unpack, pdftotext/antiword for extract)
+    container: bool
+    #: bucket prefixes it may write under (every function may read the whole bucket)
+    writes: tuple[str, ...] = ()
+
+    @property
+    def placeholder(self) -> str:
+        return f"{self.construct_id}FunctionArn"
+
+
+INGEST = FunctionSpec("ingest", "Ingest", memory_mb=256, timeout_seconds=30, container=False)
+PLAN = FunctionSpec("plan", "Plan", memory_mb=1024, timeout_seconds=120, container=False, writes=(WORK_PREFIX,))
+EXTRACT = FunctionSpec("extract", "Extract", memory_mb=3008, timeout_seconds=600, container=True,
+                       writes=(WORK_PREFIX,))
+ASSEMBLE = FunctionSpec("assemble", "Assemble", memory_mb=2048, timeout_seconds=300, container=False,
+                        writes=(WORK_PREFIX, RESULTS_PREFIX))
+UNPACK = FunctionSpec("unpack", "Unpack", memory_mb=3008, timeout_seconds=900, container=True,
+                      writes=(WORK_PREFIX, MEMBERS_PREFIX))
+
+#: the API's function (29 s is API Gateway's integration limit); `papersift serve` runs it itself
+API = FunctionSpec("api", "Api", memory_mb=1024, timeout_seconds=29, container=False)
+
+#: the functions the workflow invokes, in the order of its placeholders
+WORKFLOW_FUNCTIONS: tuple[FunctionSpec, ...] = (PLAN, EXTRACT, ASSEMBLE, UNPACK)
+#: the functions the local runner registers and dispatches to (the API is served by `papersift serve`)
+FUNCTIONS: tuple[FunctionSpec, ...] = (INGEST, *WORKFLOW_FUNCTIONS)
+
+#: SQS messages per ingest invocation
+INGEST_BATCH_SIZE = 10
+#: six times ingest's timeout, as Lambda's SQS integration advises
+QUEUE_VISIBILITY_TIMEOUT_SECONDS = 6 * INGEST.timeout_seconds
+#: receives before a poison message moves to the dead-letter queue
+MAX_RECEIVE_COUNT = 5
+DEAD_LETTER_RETENTION_DAYS = 14
+#: the documents table's partition key: one item per document (its listing indexes: papersift.listing)
+TABLE_KEY = listing.TABLE_KEY
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource the stack names by construct id (CloudFormation picks the physical name) and the
+    local runner by ``<prefix>-<local_name>``."""
+
+    construct_id: str
+    local_name: str
+
+    def named(self, prefix: str) -> str:
+        return f"{prefix}-{self.local_name}"
+
+
+BUCKET = Resource("Documents", "documents")
+TABLE = Resource("Documents Table", "documents")
+QUEUE = Resource("DropsQueue", "incoming")
+DEAD_LETTER_QUEUE = Resource("DropsDeadLetterQueue", "incoming-dlq")
+STATE_MACHINE = Resource("Workflow", "workflow")
+
+#: environment variables the handlers read (set by the stack, and by the local runner)
+TABLE_NAME_ENV = "TABLE_NAME"
+BUCKET_NAME_ENV = "BUCKET_NAME"
+STATE_MACHINE_ARN_ENV = "STATE_MACHINE_ARN"
+SERVICE_NAME = "papersift"
+METRICS_NAMESPACE = "Papersift"
+
+
+def function_environment(settings: Settings, *, table_name: str, bucket_name: str,
+                         extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A function's environment: the settings as PAPERSIFT_* (no passwords), where the table and
+    bucket are, and powertools' service name and metrics namespace."""
+    return {
+        **settings.to_env(),
+        TABLE_NAME_ENV: table_name,
+        BUCKET_NAME_ENV: bucket_name,
+        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        **(extra or {}),
+    }
