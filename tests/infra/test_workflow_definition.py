@@ -227,15 +227,41 @@ def test_page_results_never_flow_back_into_the_state(definition: dict[str, Any])
         assert state["MaxConcurrencyPath"] == "$.plan.max_concurrency", name
 
 
-def test_assemble_receives_the_documented_payload(definition: dict[str, Any]) -> None:
-    """Assemble gets doc_id, bucket, key, source_name and plan (docs/architecture.md)."""
-    assert definition["States"]["Assemble"]["Parameters"] == {
-        "doc_id.$": "$.doc_id",
-        "bucket.$": "$.bucket",
-        "key.$": "$.key",
-        "source_name.$": "$.source_name",
-        "plan.$": "$.plan",
-    }
+def _resolve(parameters: dict[str, str], state: dict[str, Any]) -> dict[str, Any]:
+    """What Step Functions passes a task: each ``"name.$": "$.a.b"`` read from the state."""
+    payload: dict[str, Any] = {}
+    for name, path in parameters.items():
+        value: Any = state
+        for part in path.removeprefix("$.").split("."):
+            value = value[part]
+        payload[name.removesuffix(".$")] = value
+    return payload
+
+
+def test_each_task_payload_built_from_a_real_state_is_a_valid_request_of_its_step(
+    definition: dict[str, Any],
+) -> None:
+    """The Parameters of Unpack, Assemble and RecordFailure, applied to a state as the workflow
+    holds it (execution input, $.plan, $.error), give a payload the step's model accepts."""
+    from papersift.steps import AssembleRequest, DocumentRef, Plan, RunInput, UnpackRequest
+
+    document = RunInput.for_object("bucket", "incoming/edital.zip", "v1", "etag")
+    plan = Plan(**document.ref.model_dump(), status="archive", kind="zip", manifest_key="m", max_concurrency=2)
+    state = {**document.model_dump(mode="json", exclude_none=True), "plan": plan.model_dump(mode="json"),
+             "error": {"Error": "States.Timeout", "Cause": "took too long"}}
+    top = definition["States"]
+    unpack = UnpackRequest.model_validate(_resolve(top["Unpack"]["Parameters"], state))
+    assert unpack.plan == plan and unpack.ref == document.ref
+    assembled = AssembleRequest.model_validate(_resolve(top["Assemble"]["Parameters"], state))
+    assert assembled.plan == plan and assembled.error is None
+    failed = AssembleRequest.model_validate(_resolve(top["RecordFailure"]["Parameters"], state))
+    assert failed.error is not None and failed.error.error == "States.Timeout" and failed.plan is None
+    member = DocumentRef(doc_id="dm", bucket="bucket", key="members/d/a.txt", source_name="a.txt",
+                         parent_doc_id=document.doc_id, archive_path="a.txt")
+    member_state = {**member.model_dump(mode="json"), "plan": {**plan.model_dump(mode="json"), **member.model_dump()}}
+    members = top["ProcessMembersInline"]["ItemProcessor"]["States"]
+    member_assembled = AssembleRequest.model_validate(_resolve(members["MemberAssemble"]["Parameters"], member_state))
+    assert member_assembled.ref == member, "a member's assemble keeps its archive path and parent"
 
 
 def test_committed_asl_file_is_the_built_definition() -> None:

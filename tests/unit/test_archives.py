@@ -20,6 +20,7 @@ from papersift.archives import (
     unpack,
 )
 from papersift.settings import Settings
+from papersift.sniff import sniff, sniff_file
 
 LIMITS = ArchiveLimits()
 
@@ -427,6 +428,37 @@ def test_member_archive_kind_by_magic(tmp_path: Path, data: bytes, kind: str | N
     path = tmp_path / "m"
     path.write_bytes(data)
     assert archive_kind(path) == kind
+
+
+def _iso_at(offset: int) -> bytes:
+    data = bytearray(0x9100)
+    data[offset:offset + 5] = b"CD001"
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (af.compress(b"x" * 100, "lzma"), "lzma"),
+        (_iso_at(0x8001), "iso"),
+        (_iso_at(0x8801), "iso"),
+        (_iso_at(0x9001), "iso"),
+        (af.zip_bytes({"mimetype": b"text/plain", "a.txt": b"a"}), "zip"),
+        (af.zip_bytes({"AndroidManifest.xml": b"<manifest/>", "classes.dex": b"dex"}), "zip"),
+        (af.zip_bytes({"mimetype": b"application/vnd.oasis.opendocument.text", "content.xml": b"<x/>"}), None),
+    ],
+    ids=["lzma-alone", "iso-0x8001", "iso-0x8801", "iso-0x9001", "zip-with-mimetype", "apk", "odt"],
+)
+def test_a_member_is_an_archive_exactly_when_the_plan_would_call_it_one(tmp_path: Path, data: bytes,
+                                                                         kind: str | None) -> None:
+    """One detector: the unpack step's archive_kind and the plan's sniff agree on the cases where the
+    two detectors used to differ (LZMA-alone, ISO's later volume descriptors, non-ODF zips)."""
+    path = tmp_path / "m"
+    path.write_bytes(data)
+    assert archive_kind(path) == kind
+    planned = sniff(data, "m")
+    assert (planned.kind if planned.is_archive else None) == kind
+    assert sniff_file(path) == planned
 
 
 @pytest.mark.parametrize(

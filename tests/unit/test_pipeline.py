@@ -85,7 +85,7 @@ def test_retried_batch_skips_pages_already_written(tmp_path, pdf_factory, monkey
     [
         ("empty.txt", b"", "empty", "empty"),
         ("blob.bin", bytes(range(256)) * 8, "unsupported", "unknown"),
-        ("broken.pdf", b"%PDF-1.7\n1 0 obj <</Type /Catalog>>\n", "failed", ""),
+        ("broken.pdf", b"%PDF-1.7\n1 0 obj <</Type /Catalog>>\n", "failed", "unreadable pdf"),
     ],
 )
 def test_bad_input_ends_with_a_status_and_a_reason(tmp_path, name, data, status, reason_part):

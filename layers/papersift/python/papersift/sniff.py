@@ -1,6 +1,16 @@
-"""Bytes -> file type. Magic bytes and container structure decide; the extension is
-only a tiebreaker (plain text vs CSV, say), so misnamed and extensionless files are
-typed by what they are."""
+"""Bytes -> file type: the one detector, for dropped files (``sniff``) and for archive members
+on disk (``sniff_file``, ``archive_kind``). Magic bytes and container structure decide; the
+extension is only a tiebreaker (plain text vs CSV, say), so misnamed and extensionless files
+are typed by what they are.
+
+Why the signatures are kept here rather than in a signature library (measured 2026-12-01 on
+one sample per kind we read): puremagic 1.30 finds no LZMA-alone stream and no binary cpio,
+ranks an ISO 9660 image below an embroidery format (0.8 vs 0.5) and types any zip as docx;
+filetype 1.2 finds none of LZMA-alone, cpio, arj, lzh or ISO. Both would still need the
+structural checks below (tar checksums, bzip2 block headers, BMP header sizes, the parts of a
+zip or OLE2 container) and cost 30-60 ms of import on the plan Lambda. A leaf module: it imports
+nothing of papersift at module level.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +19,10 @@ import json
 import re
 import struct
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
 
 
 @dataclass(frozen=True)
@@ -155,29 +168,59 @@ def _extension(name: str) -> str:
     return base.rsplit(".", 1)[-1] if "." in base else ""
 
 
+#: bytes of a file looked at: the text classification's prefix, which also covers every
+#: signature offset (ISO 9660's last one ends at 0x9006)
+_HEAD = 64 * 1024
+
+
 def sniff(data: bytes, name: str = "") -> FileType:
     """Type ``data``; ``name`` (file name or key) only breaks ties."""
-    if not data:
+    return _detect(data[:_HEAD], len(data), lambda: io.BytesIO(data), name)
+
+
+def sniff_file(path: Path, name: str = "") -> FileType:
+    """Type a file on disk (an archive member) by the same rules, reading only its head unless it
+    is a zip or OLE2 container, whose parts are looked at in place."""
+    with open(path, "rb") as fh:
+        head = fh.read(_HEAD)
+    return _detect(head, path.stat().st_size, lambda: open(path, "rb"), name or path.name)
+
+
+def archive_kind(path: Path) -> str | None:
+    """The archive kind of a file on disk, or None for anything else (zipped documents such as
+    OOXML, ODF and EPUB are documents). The same rules as ``sniff``, without the text
+    classification (an archive is never text), so every member of a large archive is cheap."""
+    with open(path, "rb") as fh:
+        head = fh.read(_HEAD)
+    if head.startswith(_OLE_MAGIC):  # an Office document, never an archive: no need to open it
+        return None
+    file_type = _binary_kind(head, lambda: open(path, "rb"), "")  # noqa: SIM115 - the caller closes it
+    return file_type.kind if file_type is not None and file_type.is_archive else None
+
+
+def _detect(head: bytes, size: int, container: Callable[[], IO[bytes]], name: str) -> FileType:
+    if not size:
         return _ft("empty", "empty")
     ext = _extension(name)
-    head = data[:1024]
-    if data.startswith(b"%PDF"):
+    return _binary_kind(head, container, ext) or _text_kind(head, size, ext)
+
+
+def _binary_kind(head: bytes, container: Callable[[], IO[bytes]], ext: str) -> FileType | None:
+    if head.startswith(b"%PDF"):
         return _ft("pdf", "magic")
-    if data.startswith(_ZIP_MAGICS):
-        return _zip_kind(data)
-    if data.startswith(_OLE_MAGIC):
-        return _ole_kind(data, ext)
+    if head.startswith(_ZIP_MAGICS):
+        return _zip_kind(container)
+    if head.startswith(_OLE_MAGIC):
+        return _ole_kind(container, ext)
     for magic, kind in _MAGIC:
-        if data.startswith(magic):
+        if head.startswith(magic):
             return _ft(kind, "magic")
-    found = _weak_magic(data)
+    found = _weak_magic(head)
     # a PDF may carry junk before its header, but an archive holding a PDF also shows
     # "%PDF" early: only after every container magic has had its say is it a PDF
-    if not found and b"%PDF" in head:
+    if not found and b"%PDF" in head[:1024]:
         return _ft("pdf", "magic")
-    if found:
-        return _ft(found, "magic")
-    return _text_kind(data, ext)
+    return _ft(found, "magic") if found else None
 
 
 def _weak_magic(data: bytes) -> str | None:
@@ -202,7 +245,7 @@ def _weak_magic(data: bytes) -> str | None:
         return "webp"
     if data[:2] == b"BM" and len(data) >= 18 and struct.unpack_from("<I", data, 14)[0] in _BMP_HEADER_SIZES:
         return "bmp"
-    if _is_tar(data):
+    if is_tar_header(data[:512]):
         return "tar"
     if _is_lzma_alone(data):
         return "lzma"
@@ -212,13 +255,13 @@ def _weak_magic(data: bytes) -> str | None:
 _BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)
 
 
-def _is_tar(data: bytes) -> bool:
-    """ustar magic, or (old V7 tars have none) a header block whose checksum adds up."""
-    if len(data) < 512:
+def is_tar_header(block: bytes) -> bool:
+    """A tar header block: ustar magic, or (old V7 tars have none) a name and a checksum that adds up."""
+    if len(block) < 512:
         return False
-    if data[257:262] == b"ustar":
+    if block[257:262] == b"ustar":
         return True
-    block = data[:512]
+    block = block[:512]
     if not block[0] or block[0] in _CONTROL_BYTES:  # a name must start the block
         return False
     field = block[148:156].replace(b"\x00", b" ").strip()
@@ -243,10 +286,16 @@ def _is_lzma_alone(data: bytes) -> bool:
     return size == 0xFFFFFFFFFFFFFFFF or size < 1 << 40
 
 
-def _zip_kind(data: bytes) -> FileType:
-    """OOXML, ODF and EPUB are zips; their parts say which one (never the name)."""
+def _zip_kind(container: Callable[[], IO[bytes]]) -> FileType:
+    """OOXML, ODF and EPUB are zips; their parts say which one (never the name). Any other zip is an
+    archive, whatever it holds (a stray ``mimetype`` entry, an APK's AndroidManifest.xml)."""
+    with container() as raw:
+        return _zip_parts_kind(raw)
+
+
+def _zip_parts_kind(raw: IO[bytes]) -> FileType:
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(raw)
         infos = {info.filename: info for info in archive.infolist()}
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
         return _ft("zip", "magic")
@@ -272,12 +321,12 @@ def _zip_kind(data: bytes) -> FileType:
     return _ft("zip", "container")
 
 
-def _ole_kind(data: bytes, ext: str) -> FileType:
+def _ole_kind(container: Callable[[], IO[bytes]], ext: str) -> FileType:
     """OLE2 storage: the stream names tell Word from Excel from encrypted OOXML."""
     import olefile  # only OLE2 input pays for the import
 
     try:
-        with olefile.OleFileIO(io.BytesIO(data)) as ole:
+        with container() as raw, olefile.OleFileIO(raw) as ole:
             streams = {"/".join(entry).lower() for entry in ole.listdir(streams=True, storages=True)}
     except Exception:  # olefile raises bare OSError/struct errors on damage
         legacy = {"doc": "doc", "dot": "doc", "xls": "xls", "xlt": "xls", "ppt": "ppt", "pot": "ppt", "msg": "msg"}
@@ -295,10 +344,10 @@ def _ole_kind(data: bytes, ext: str) -> FileType:
     return _ft("ole", "container")
 
 
-def _text_kind(data: bytes, ext: str) -> FileType:
+def _text_kind(head: bytes, size: int, ext: str) -> FileType:
     from papersift.formats.text import bom_encoding, detect_delimiter, guess_encoding, wide_encoding
 
-    prefix = data[:_TEXT_PREFIX]
+    prefix = head[:_TEXT_PREFIX]
     bom = bom_encoding(prefix)
     wide = bom[0] if bom else wide_encoding(prefix)
     if wide and wide != "utf-8":
@@ -327,7 +376,7 @@ def _text_kind(data: bytes, ext: str) -> FileType:
             return _ft("unknown", "content")
         stripped = view.lstrip()
     if stripped[:1] in ("{", "["):
-        complete = len(prefix) == len(data)
+        complete = len(prefix) == size
         if complete:
             try:
                 json.loads(stripped)

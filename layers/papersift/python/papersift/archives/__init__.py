@@ -13,7 +13,8 @@ for everything else, always with a timeout, a file-size rlimit and a disk-usage 
 
 Layout: ``members`` (what a caller gets back), ``limits`` (the limits and the shared budget),
 ``tree`` (one archive level and its member bookkeeping), ``zips``/``streams``/``tools`` (the
-engines), ``names`` (member name sanitizing) and ``kinds`` (archive detection by magic bytes).
+engines) and ``names`` (member name sanitizing). Which files are archives is decided by
+``papersift.sniff`` (``archive_kind``), the one detector plan and unpack share.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from papersift.archives.kinds import TOOL_KINDS, archive_kind
 from papersift.archives.limits import CHUNK, ArchiveLimits, Run
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
 from papersift.archives.names import clean_member_name
+from papersift.archives.tools import TOOL_KINDS
 from papersift.archives.tree import Frame
 from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
+from papersift.sniff import archive_kind
 
 if TYPE_CHECKING:
     from papersift.sniff import FileType

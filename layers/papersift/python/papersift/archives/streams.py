@@ -18,6 +18,7 @@ from zlib import error as zlib_error
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.names import tar_name
 from papersift.archives.tools import ToolError, read_with_tools
+from papersift.sniff import is_tar_header
 
 if TYPE_CHECKING:
     from papersift.archives.tree import Frame
@@ -75,7 +76,7 @@ def read_stream(frame: Frame, path: Path, kind: str, name: str) -> tuple[Archive
         if kind in ("gzip", "bzip2", "xz", "lzma", "zstd"):
             return read_with_tools(frame, path, kind)
         return ArchiveStatus.CORRUPT, f"cannot decompress {kind}: {exc}"
-    if looks_like_tar(head):
+    if is_tar_header(head):
         return read_tar(frame, lambda: opener(path))
     frame.add_file(_stream_member_name(name, kind), lambda: opener(path), packed_size=path.stat().st_size)
     return ArchiveStatus.OK, ""
@@ -87,18 +88,6 @@ def _tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo) -> Iterator[Chunks]:
     if stream is None:
         raise tarfile.TarError("member has no data")
     yield stream
-
-
-def looks_like_tar(head: bytes) -> bool:
-    if len(head) < 512:
-        return False
-    if head[257:262] == b"ustar":
-        return True
-    try:
-        tarfile.TarInfo.frombuf(head, "utf-8", "surrogateescape")
-    except tarfile.TarError:
-        return False
-    return True
 
 
 def _read_up_to(stream: IO[bytes], n: int) -> bytes:

@@ -24,6 +24,10 @@ from papersift.archives.limits import ArchiveLimits, Run, Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.names import clean_member_name
 
+#: archive kinds (papersift.sniff) read by external tools (7z, unar, patool); zip, tar and bare
+#: streams are read in-process
+TOOL_KINDS = frozenset({"7z", "rar", "cab", "arj", "lzh", "iso", "cpio", "ar"})
+
 if TYPE_CHECKING:
     from papersift.archives.tree import Frame
 

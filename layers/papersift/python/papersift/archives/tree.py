@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from papersift.archives.kinds import TOOL_KINDS, archive_kind
 from papersift.archives.limits import CHUNK, MemberTooBig, Run, Stop
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
 from papersift.archives.names import clean_member_name, dedupe, suffix_of, visible
 from papersift.archives.streams import STREAM_OPENERS, Opener, read_stream, read_tar
-from papersift.archives.tools import ToolError, read_with_tools
+from papersift.archives.tools import TOOL_KINDS, ToolError, read_with_tools
 from papersift.archives.zips import PasswordError, read_zip
+from papersift.sniff import archive_kind
 
 
 @dataclass
