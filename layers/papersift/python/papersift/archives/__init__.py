@@ -13,7 +13,8 @@ for everything else, always with a timeout, a file-size rlimit and a disk-usage 
 
 Layout: ``members`` (what a caller gets back), ``limits`` (the limits and the shared budget),
 ``tree`` (one archive level and its member bookkeeping), ``zips``/``streams``/``tools`` (the
-engines) and ``names`` (member name sanitizing). Which files are archives is decided by
+engines, which report members to the ``sink`` Protocol and never import the tree that consumes
+them) and ``names`` (member name sanitizing). Which files are archives is decided by
 ``papersift.sniff`` (``archive_kind``), the one detector plan and unpack share.
 """
 

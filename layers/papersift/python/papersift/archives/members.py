@@ -25,7 +25,7 @@ class ArchiveStatus(StrEnum):
     UNSUPPORTED = "unsupported"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Member:
     #: stable relative POSIX path; members of nested archives are under the nested archive's
     #: own path, e.g. "edital/anexos.zip/anexo_1.pdf"

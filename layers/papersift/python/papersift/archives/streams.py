@@ -12,27 +12,17 @@ import tarfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any
 from zlib import error as zlib_error
 
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.names import tar_name
+from papersift.archives.sink import Chunks, MemberSink
 from papersift.archives.tools import ToolError, read_with_tools
 from papersift.sniff import is_tar_header
 
-if TYPE_CHECKING:
-    from papersift.archives.tree import Frame
 
-
-class Chunks(Protocol):
-    def read(self, size: int = ..., /) -> bytes: ...
-
-
-#: opens a member's bytes for streaming
-Opener = Callable[[], contextlib.AbstractContextManager[Chunks]]
-
-
-def read_tar(frame: Frame, open_stream: Callable[[], Any]) -> tuple[ArchiveStatus, str]:
+def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[ArchiveStatus, str]:
     """Stream mode ('r|'): one forward pass, no seeking back through a compressed stream."""
     with open_stream() as raw_stream:
         try:
@@ -67,7 +57,7 @@ def read_tar(frame: Frame, open_stream: Callable[[], Any]) -> tuple[ArchiveStatu
     return ArchiveStatus.OK, ""
 
 
-def read_stream(frame: Frame, path: Path, kind: str, name: str) -> tuple[ArchiveStatus, str]:
+def read_stream(frame: MemberSink, path: Path, kind: str, name: str) -> tuple[ArchiveStatus, str]:
     opener = STREAM_OPENERS[kind]
     try:
         with opener(path) as probe:

@@ -18,21 +18,19 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from papersift.archives.limits import ArchiveLimits, Run, Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.names import clean_member_name
+from papersift.archives.sink import MemberSink
 
 #: archive kinds (papersift.sniff) read by external tools (7z, unar, patool); zip, tar and bare
 #: streams are read in-process
 TOOL_KINDS = frozenset({"7z", "rar", "cab", "arj", "lzh", "iso", "cpio", "ar"})
 
-if TYPE_CHECKING:
-    from papersift.archives.tree import Frame
 
 
-def read_with_tools(frame: Frame, path: Path, kind: str) -> tuple[ArchiveStatus, str]:
+def read_with_tools(frame: MemberSink, path: Path, kind: str) -> tuple[ArchiveStatus, str]:
     engines = ("unar", "7z") if kind in ("rar", "lzh") else ("7z", "unar")
     reasons: list[str] = []
     listed_empty: list[str] = []
@@ -62,7 +60,7 @@ def read_with_tools(frame: Frame, path: Path, kind: str) -> tuple[ArchiveStatus,
 
 
 def _extract_listed(
-    frame: Frame, path: Path, engine: str, entries: list[_Entry], password: str | None
+    frame: MemberSink, path: Path, engine: str, entries: list[_Entry], password: str | None
 ) -> tuple[ArchiveStatus, str]:
     """Check the listing against the limits, extract what passes, re-check on disk."""
     run, lim = frame.run, frame.run.limits
@@ -106,7 +104,7 @@ def _extract_listed(
     return ArchiveStatus.OK, ""
 
 
-def _collect(frame: Frame, out: Path, wanted: list[_Entry], error: str) -> None:
+def _collect(frame: MemberSink, out: Path, wanted: list[_Entry], error: str) -> None:
     """Walk what the tool wrote; never follow links; match files back to the listing."""
     found: dict[str, Path] = {}
     for root, dirs, files in os.walk(out, followlinks=False):
@@ -128,7 +126,7 @@ def _collect(frame: Frame, out: Path, wanted: list[_Entry], error: str) -> None:
         _take(frame, rel, full)
 
 
-def _take(frame: Frame, raw: str, full: Path) -> None:
+def _take(frame: MemberSink, raw: str, full: Path) -> None:
     st = full.lstat()
     if not stat.S_ISREG(st.st_mode):
         frame.run.count_member()
@@ -137,7 +135,7 @@ def _take(frame: Frame, raw: str, full: Path) -> None:
     frame.add_file(raw, lambda: open(full, "rb"), declared_size=st.st_size)  # noqa: SIM115
 
 
-def _patool(frame: Frame, path: Path) -> tuple[ArchiveStatus, str]:
+def _patool(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
     """Last resort without a listing: extract, then judge every file on disk."""
     out = frame.run.tmp_dir()
     try:

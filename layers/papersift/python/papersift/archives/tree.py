@@ -13,7 +13,8 @@ from pathlib import Path, PurePosixPath
 from papersift.archives.limits import CHUNK, MemberTooBig, Run, Stop
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
 from papersift.archives.names import clean_member_name, dedupe, suffix_of, visible
-from papersift.archives.streams import STREAM_OPENERS, Opener, read_stream, read_tar
+from papersift.archives.sink import Opener
+from papersift.archives.streams import STREAM_OPENERS, read_stream, read_tar
 from papersift.archives.tools import TOOL_KINDS, ToolError, read_with_tools
 from papersift.archives.zips import PasswordError, read_zip
 from papersift.sniff import archive_kind
@@ -82,11 +83,16 @@ class Frame:
         changed = raw if (unique != (f"{self.prefix}/{raw}" if self.prefix else raw)) else None
         return unique, note, changed
 
+    def _member(self, path: str, status: MemberStatus, reason: str, size: int, *, local_path: Path | None = None,
+                original: str | None = None) -> Member:
+        return Member(path=path, status=status, reason=reason, size=size, local_path=local_path,
+                      original_name=original, depth=self.depth)
+
     def record(self, raw: str, status: MemberStatus, reason: str, size: int = 0) -> None:
         clean, _ = clean_member_name(raw)
         shown = clean if clean is not None else visible(raw) or "unnamed"
         path = f"{self.prefix}/{shown}" if self.prefix else shown
-        self.members.append(Member(path, status, reason, size, None, raw if shown != raw else None, self.depth))
+        self.members.append(self._member(path, status, reason, size, original=raw if shown != raw else None))
 
     def skip_rest(self, names: Iterator[str], reason: str) -> None:
         """Record members not read because the tree stopped, up to the listing cap."""
@@ -118,15 +124,9 @@ class Frame:
             return
         if declared_size is not None and declared_size > lim.max_member_bytes:
             self.members.append(
-                Member(
-                    path,
-                    MemberStatus.SKIPPED_LIMIT,
-                    f"declared size {declared_size} bytes is above {lim.max_member_bytes} (max_file_bytes)",
-                    declared_size,
-                    None,
-                    original,
-                    self.depth,
-                )
+                self._member(path, MemberStatus.SKIPPED_LIMIT,
+                             f"declared size {declared_size} bytes is above {lim.max_member_bytes} (max_file_bytes)",
+                             declared_size, original=original)
             )
             return
         target = run.new_file(suffix_of(path))
@@ -152,17 +152,17 @@ class Frame:
                     dst.write(chunk)
         except MemberTooBig as exc:
             target.unlink(missing_ok=True)
-            self.members.append(Member(path, MemberStatus.SKIPPED_LIMIT, str(exc), written, None, original, self.depth))
+            self.members.append(self._member(path, MemberStatus.SKIPPED_LIMIT, str(exc), written, original=original))
             return
         except Stop:
             target.unlink(missing_ok=True)
             self.members.append(
-                Member(path, MemberStatus.SKIPPED_LIMIT, run.stop_reason, written, None, original, self.depth)
+                self._member(path, MemberStatus.SKIPPED_LIMIT, run.stop_reason, written, original=original)
             )
             raise
         except PasswordError as exc:
             target.unlink(missing_ok=True)
-            self.members.append(Member(path, MemberStatus.ENCRYPTED, str(exc), 0, None, original, self.depth))
+            self.members.append(self._member(path, MemberStatus.ENCRYPTED, str(exc), 0, original=original))
             return
         except (
             OSError,
@@ -177,7 +177,7 @@ class Frame:
         ) as exc:
             target.unlink(missing_ok=True)
             reason = f"cannot read member: {type(exc).__name__}: {exc}"
-            self.members.append(Member(path, MemberStatus.ERROR, reason, written, None, original, self.depth))
+            self.members.append(self._member(path, MemberStatus.ERROR, reason, written, original=original))
             return
         self._settle(path, target, written, digest.hexdigest(), note, original)
 
@@ -185,36 +185,25 @@ class Frame:
         """A member is on disk: keep it, or expand it when it is itself an archive."""
         kind = archive_kind(target)
         if kind is None:
-            self.members.append(Member(path, MemberStatus.EXTRACTED, note, size, target, original, self.depth))
+            self.members.append(self._member(path, MemberStatus.EXTRACTED, note, size, local_path=target,
+                                             original=original))
             return
         lim = self.run.limits
         if digest in self.ancestors:
             self.members.append(
-                Member(
-                    path,
-                    MemberStatus.SKIPPED_LIMIT,
-                    "recursive archive: same bytes as an archive it is inside of",
-                    size,
-                    target,
-                    original,
-                    self.depth,
-                )
+                self._member(path, MemberStatus.SKIPPED_LIMIT,
+                             "recursive archive: same bytes as an archive it is inside of", size, local_path=target,
+                             original=original)
             )
             return
         if self.depth + 1 >= lim.max_depth:
             self.members.append(
-                Member(
-                    path,
-                    MemberStatus.SKIPPED_LIMIT,
-                    f"nested {kind} archive deeper than {lim.max_depth} levels (max_archive_depth); kept unexpanded",
-                    size,
-                    target,
-                    original,
-                    self.depth,
-                )
+                self._member(path, MemberStatus.SKIPPED_LIMIT,
+                             f"nested {kind} archive deeper than {lim.max_depth} levels (max_archive_depth); "
+                             "kept unexpanded", size, local_path=target, original=original)
             )
             return
-        marker = Member(path, MemberStatus.EXPANDED, f"nested {kind} archive", size, None, original, self.depth)
+        marker = self._member(path, MemberStatus.EXPANDED, f"nested {kind} archive", size, original=original)
         self.members.append(marker)
         child = Frame(
             self.run, prefix=path, depth=self.depth + 1, ancestors=self.ancestors | {digest}, used_paths=self.used_paths

@@ -7,17 +7,15 @@ import stat
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from papersift.archives.limits import CHUNK, Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
+from papersift.archives.sink import MemberSink
 from papersift.archives.tools import ToolError, read_with_tools
 
-if TYPE_CHECKING:
-    from papersift.archives.tree import Frame
 
-
-def read_zip(frame: Frame, path: Path) -> tuple[ArchiveStatus, str]:
+def read_zip(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
