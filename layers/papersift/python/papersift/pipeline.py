@@ -117,12 +117,11 @@ class Source:
 
     data: bytes
     settings: Settings
-    metadata: dict[str, str]
 
 
 def read_source(store: ObjectStore, key: str, settings: Settings) -> Source:
     data, metadata = store.get_with_metadata(key)
-    return Source(data, DocumentOptions.from_metadata(metadata).apply(settings), metadata)
+    return Source(data, DocumentOptions.from_metadata(metadata).apply(settings))
 
 
 # -- plan ------------------------------------------------------------------------------
