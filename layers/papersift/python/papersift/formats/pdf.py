@@ -247,6 +247,8 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     if best is None or best.engine != "pdfium" or not (best.text.strip() or "unread_text" in best.verdict.signals):
         return ladder
     suspect = best.verdict.suspect
+    if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
+        return ladder  # a few sound words on a picture: the fonts have nothing to add
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
     if not (suspect or script_only or short):
