@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -10,21 +9,28 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
-from image_env import BUCKET, BUILD_SCRIPT, IMAGE_DIR, REPO, Aws, container_functions, free_port
+from image_env import (
+    BUCKET,
+    BUILD_SCRIPT,
+    CHECKOUT_TAG,
+    IMAGE_DIR,
+    REPO,
+    Aws,
+    container_functions,
+    free_port,
+    remove_leftover_containers,
+)
 
 
 @pytest.fixture(scope="session")
 def images() -> dict[str, str]:
-    """Image id per container function, built (or found in buildah's layer cache) by the script.
-
-    The tag is per checkout, so builds from other worktrees on this machine neither move it nor
-    prune the image under a running test."""
+    """Image id per container function, built (or found unchanged) by the script, tagged for this checkout."""
     if os.geteuid() != 0 and shutil.which("buildah") is None:
         pytest.skip("the image build needs buildah, which only root can install (scripts/build_image.sh)")
-    tag = "test-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
-    done = subprocess.run(["bash", str(BUILD_SCRIPT)], cwd=REPO, env={**os.environ, "PAPERSIFT_IMAGE_TAG": tag},
-                          capture_output=True, text=True, timeout=1800)
+    env = {**os.environ, "PAPERSIFT_IMAGE_TAG": CHECKOUT_TAG}
+    done = subprocess.run(["bash", str(BUILD_SCRIPT)], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"scripts/build_image.sh failed:\n{done.stderr[-6000:]}"
+    remove_leftover_containers()
     return {fn: (IMAGE_DIR / f"{fn}.iid").read_text().strip() for fn in container_functions()}
 
 

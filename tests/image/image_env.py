@@ -9,11 +9,13 @@ container is removed after use.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
 import socket
 import subprocess
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,10 @@ TABLE = "papersift-image-test"
 # Lambda runs container images as a non-root user: /var/task and /opt are then read-only, /tmp
 # is writable, as there. (993:990 is the sandbox user Lambda uses.)
 LAMBDA_USER = "993:990"
+# Images and working containers of this checkout carry this name: builds and test runs from other
+# worktrees on the machine neither move the tag nor prune the image under a running test, and
+# containers a killed run left behind can be told from another checkout's.
+CHECKOUT_TAG = "test-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
 
 
 def container_functions() -> list[str]:
@@ -76,11 +82,19 @@ class Container:
 @contextlib.contextmanager
 def container(image_id: str) -> Iterator[Container]:
     config = json.loads(_buildah("inspect", "--type", "image", image_id))["OCIv1"]["config"]
-    name = _buildah("from", "--pull=false", image_id).strip()
+    name = _buildah("from", "--pull=false", "--name", f"papersift-{CHECKOUT_TAG}-{uuid.uuid4().hex[:8]}",
+                    image_id).strip()
     try:
         yield Container(name, config)
     finally:
         _buildah("rm", name)
+
+
+def remove_leftover_containers() -> None:
+    """Working containers of this checkout that a killed test run could not remove."""
+    for name in _buildah("containers", "--format", "{{.ContainerName}}").split():
+        if name.startswith(f"papersift-{CHECKOUT_TAG}-"):
+            _buildah("rm", name)
 
 
 def free_port() -> int:
