@@ -309,7 +309,8 @@ class LocalApi:
         self.settings = settings or Settings()
         self.port = port
         self.api_keys = tuple(api_keys)
-        self.aws = LocalAws(self.settings, retry_time_scale=retry_time_scale, log_level=log_level)
+        self.aws = LocalAws(self.settings, retry_time_scale=retry_time_scale, log_level=log_level,
+                            in_process=False)  # presigned URLs must reach the embedded S3 over HTTP
         self.app: ApiServer | None = None
         self._running: RunningServer | None = None
 

@@ -245,7 +245,7 @@ class _Watcher:
             if execution["status"] == "RUNNING":
                 running.append(execution)
             elif key not in self.reported:
-                item = self.aws.results.items().get(execution_input.get("doc_id", ""), {})
+                item = self.aws.results.item(str(execution_input.get("doc_id", ""))) or {}
                 stop = execution.get("stopDate")
                 seconds = (stop - execution["startDate"]).total_seconds() if stop else 0.0
                 pages = int(item.get("page_count") or 0)

@@ -81,6 +81,15 @@ class Results:
                 items[str(item[TABLE_KEY])] = item
         return items
 
+    def item(self, doc_id: str) -> dict[str, Any] | None:
+        """One document's item: what the progress line needs for each finished file (a scan of the
+        whole table per finished file made a run of N files O(N^2))."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        raw = self.dynamodb.get_item(TableName=self.table_name, Key={TABLE_KEY: {"S": doc_id}}).get("Item")
+        deserializer = TypeDeserializer()
+        return {k: deserializer.deserialize(v) for k, v in raw.items()} if raw else None
+
     def outcomes(self, keys: Sequence[str]) -> list[DocumentOutcome]:
         """What happened to each dropped key, from its execution and DynamoDB; archive members
         (processed inside the archive's own execution) from their items' parent_doc_id."""

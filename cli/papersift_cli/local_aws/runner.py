@@ -93,8 +93,11 @@ class LocalAws:
     """
 
     def __init__(self, settings: Settings | None = None, *, retry_time_scale: float = 0.0,
-                 log_level: str = "WARNING", prefix: str = "papersift") -> None:
+                 log_level: str = "WARNING", prefix: str = "papersift", in_process: bool = True) -> None:
         self.settings = settings or Settings()
+        #: the handlers' and the runner's AWS calls answered by moto in this thread (no HTTP); False
+        #: when something outside must reach what they make (``papersift serve``'s presigned URLs)
+        self.in_process = in_process
         self.retry_time_scale = retry_time_scale
         self.log_level = log_level
         self.prefix = prefix
@@ -108,7 +111,7 @@ class LocalAws:
         self._results: Results | None = None
         self._poller: QueuePoller | None = None
         self._server: Any = None
-        self._patches = MotoPatches(self._dispatch, retry_time_scale)
+        self._patches = MotoPatches(self._dispatch, retry_time_scale, in_process)
         self._saved_env: dict[str, str | None] = {}
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -220,18 +223,21 @@ class LocalAws:
     def _env(self) -> dict[str, str]:
         """What the stack sets on the functions (``deployment.function_environment``), pointed at
         this server, plus powertools switches for a local run."""
+        server = {} if self.in_process else {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            # moto's Step Functions tasks call localhost:$MOTO_PORT
+            "MOTO_PORT": str(self.port),
+        }
         return deployment.function_environment(
             self.settings, table_name=self.table_name, bucket_name=self.bucket,
             extra={
                 deployment.STATE_MACHINE_ARN_ENV: self.state_machine_arn,
-                "AWS_ENDPOINT_URL": self.endpoint_url,
+                **server,
                 "AWS_DEFAULT_REGION": REGION,
                 "AWS_REGION": REGION,
                 "AWS_ACCESS_KEY_ID": "testing",
                 "AWS_SECRET_ACCESS_KEY": "testing",
                 "AWS_SESSION_TOKEN": "testing",
-                # moto's Step Functions tasks call localhost:$MOTO_PORT
-                "MOTO_PORT": str(self.port),
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_DISABLED": "true",
                 "POWERTOOLS_LOG_LEVEL": self.log_level,
@@ -240,9 +246,10 @@ class LocalAws:
 
     def _set_env(self) -> None:
         env = self._env()
-        for name in ("AWS_PROFILE", *env):
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "MOTO_PORT", *env):
             self._saved_env.setdefault(name, os.environ.get(name))
-        os.environ.pop("AWS_PROFILE", None)
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "MOTO_PORT"):
+            os.environ.pop(name, None)
         os.environ.update(env)
 
     def _post(self, path: str, payload: Mapping[str, Any] | None = None) -> None:
@@ -259,7 +266,7 @@ class LocalAws:
         if service not in self._clients:
             self._clients[service] = boto3.client(  # type: ignore[call-overload]  # service chosen at run time
                 service,
-                endpoint_url=self.endpoint_url,
+                endpoint_url=None if self.in_process else self.endpoint_url,
                 region_name=REGION,
                 aws_access_key_id="testing",
                 aws_secret_access_key="testing",
