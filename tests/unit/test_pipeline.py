@@ -218,6 +218,26 @@ def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factor
     assert all(store.exists(page_key("d4", n)) for n in range(1, 7))
 
 
+def test_a_batch_checks_only_its_own_pages_never_the_pages_of_the_whole_document(tmp_path, pdf_factory,
+                                                                                 monkeypatch):
+    """Each batch once listed every page written so far: a 10,000-page PDF's 100 batches listed
+    ~500,000 keys. A fresh batch now asks about its first page only; a retried one searches its range."""
+    store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(9))
+    settings = Settings(page_batch_size=3)
+    plan = plan_document(store, _ref(document.key, "d5"), settings)
+    monkeypatch.setattr(store, "list_keys", lambda prefix: pytest.fail(f"a batch listed {prefix}"))
+    checked: list[str] = []
+    exists = store.exists
+    monkeypatch.setattr(store, "exists", lambda key: checked.append(key) or exists(key))
+    for batch in plan.batches:
+        extract_batch(store, batch, settings)
+    assert checked == [page_key("d5", n) for n in (1, 4, 7)]
+    checked.clear()
+    (tmp_path / "bucket" / page_key("d5", 9)).unlink()  # the last try died before page 9
+    assert [extract_batch(store, batch, settings).pages for batch in plan.batches] == [3, 3, 1]
+    assert len(checked) <= 3 * 3 and all(store.exists(page_key("d5", n)) for n in range(1, 10))
+
+
 def test_a_document_whose_extractor_finds_no_text_is_empty_not_clean(tmp_path):
     import io
 

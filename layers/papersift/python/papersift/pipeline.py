@@ -227,12 +227,10 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings) -> Extra
     an earlier try are skipped, so a retried batch does only the missing work."""
     doc_id, first, last = batch.doc_id, batch.first_page, batch.last_page
     if batch.paged:
-        # pages are written in order: resume at the first one an earlier try did not finish
-        done = set(store.list_keys(f"{work_prefix(doc_id)}pages/"))
-        missing = [n for n in range(first, last + 1) if page_key(doc_id, n) not in done]
-        if not missing:
+        resume = first_unwritten_page(store, doc_id, first, last)
+        if resume is None:
             return ExtractResult(batch_index=batch.batch_index, pages=last - first + 1, chars=0, skipped=True)
-        first = missing[0]
+        first = resume
     source = read_source(store, batch.key, settings)
     file_type = FileType(kind=batch.kind, mime="", detected_by="plan")
     try:
@@ -246,6 +244,25 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings) -> Extra
         _put_json(store, page_key(doc_id, page.number), page.to_dict())
     return ExtractResult(batch_index=batch.batch_index, pages=len(pages),
                          chars=sum(p.report.char_count for p in pages))
+
+
+def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int) -> int | None:
+    """The first page of ``first..last`` an earlier try did not write (None: all are written).
+
+    Pages are written in order, so the written ones are a prefix of the range: one existence check
+    for a fresh batch, a binary search (~log2 of the batch) for a retried one. Listing the pages
+    written so far instead made every batch of an N-page document list up to N keys: quadratic.
+    """
+    if not store.exists(page_key(doc_id, first)):
+        return first
+    written, unwritten = first, last + 1  # written: known written; unwritten: known not (or past the end)
+    while unwritten - written > 1:
+        middle = (written + unwritten) // 2
+        if store.exists(page_key(doc_id, middle)):
+            written = middle
+        else:
+            unwritten = middle
+    return unwritten if unwritten <= last else None
 
 
 # -- assemble --------------------------------------------------------------------------
