@@ -68,6 +68,20 @@ class OcrThrottledError(PapersiftError):
     code = "ocr_throttled"
 
 
+class OcrRejectedError(EngineError):
+    """The OCR service refused this page itself (a document it cannot read, a bad parameter):
+    retrying cannot help, the page ends ``failed`` with the service's reason."""
+
+    code = "ocr_rejected"
+
+
+class OcrUnavailableError(EngineError):
+    """An OCR engine cannot be used here (no client or credentials, no binary, no model): the
+    routing falls back to the other engine and the report says why."""
+
+    code = "ocr_unavailable"
+
+
 class RequestError(PapersiftError):
     """An API request that cannot be served as asked. ``http_status`` is the answer's status and
     ``field`` names the request field at fault, when one is."""

@@ -1,0 +1,44 @@
+"""What an OCR engine read from one picture of a page: the one result type of both engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from papersift.content import Table
+
+TESSERACT = "tesseract"
+TEXTRACT = "textract"
+
+
+@dataclass(frozen=True)
+class OcrReading:
+    """One engine's reading of one page picture.
+
+    ``text`` holds the lines in reading order, joined by ``\\n``; blocks (paragraphs, columns)
+    are separated by an empty line. ``confidence`` is the mean word confidence on 0..1 (None
+    when no word was found), which the page's verdict weighs beside the text itself.
+    """
+
+    engine: str
+    text: str
+    #: mean word confidence, 0..1; None when the engine found no words
+    confidence: float | None
+    #: words the engine recognised (with a confidence)
+    words: int
+    seconds: float
+    #: the model(s) that produced the text, as Tesseract names them ("eng", "deu", "jpn_vert",
+    #: "eng+por"); None for Textract, which does not say
+    language: str | None = None
+    #: the script Tesseract's orientation and script detection (OSD) named: Latin, Arabic, Han, ...
+    script: str | None = None
+    #: degrees (0, 90, 180, 270) the picture was turned clockwise to read it upright
+    orientation: int = 0
+    #: degrees of small-angle skew corrected before recognition
+    skew: float = 0.0
+    #: the Textract operation that read the page: DetectDocumentText or AnalyzeDocument
+    api: str | None = None
+    #: tables the engine found (Textract AnalyzeDocument with TABLES)
+    tables: tuple[Table, ...] = field(default_factory=tuple)
+    #: what the engine decided on the way and why, for the page's report ("re-read with deu:
+    #: confidence 0.91 against 0.78 with eng+por+spa", "OSD found too few characters")
+    notes: tuple[str, ...] = field(default_factory=tuple)
