@@ -135,9 +135,12 @@ def ocr_error(exc: BaseException) -> PapersiftError | None:
         error = exc.response.get("Error", {})
         code = str(error.get("Code", ""))
         message = str(error.get("Message", "")) or str(exc)
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        metadata = exc.response.get("ResponseMetadata", {})
+        status = metadata.get("HTTPStatusCode")
         if code in THROTTLING_CODES or (status == 429 and code not in REJECTION_CODES):
-            return OcrThrottledError(f"Textract throttled the request: {code or 'HTTP 429'}: {message}")
+            retries = int(metadata.get("RetryAttempts", 0) or 0)
+            after = f" (after {retries} SDK {'retry' if retries == 1 else 'retries'})" if retries else ""
+            return OcrThrottledError(f"Textract throttled the request: {code or 'HTTP 429'}: {message}{after}")
         if code in REJECTION_CODES:
             return OcrRejectedError(f"Textract refused the page: {code}: {message}")
         if code in UNAVAILABLE_CODES:
