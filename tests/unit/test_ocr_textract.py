@@ -317,6 +317,15 @@ def test_transparent_picture_is_flattened_on_white() -> None:
     assert Image.open(io.BytesIO(document.data)).convert("RGB").getpixel((10, 10)) == (255, 255, 255)
 
 
+def test_sixteen_bit_gray_keeps_its_ink() -> None:
+    """Pillow's own I;16 -> L clips at 255 (every pixel white): the ink must survive."""
+    image = Image.new("I;16", (40, 40), 65535)
+    image.paste(Image.new("I;16", (20, 20), 8000), (10, 10))
+    sent = Image.open(io.BytesIO(page_picture(image).data))
+    assert sent.mode == "L"
+    assert sent.getpixel((0, 0)) == 255 and sent.getpixel((20, 20)) < 40
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 

@@ -260,8 +260,8 @@ def page_picture(image: Image.Image, *, max_bytes: int = MAX_DOCUMENT_BYTES,
 
 def _flatten(image: Image.Image) -> Image.Image:
     """A mode both PNG and the service read as the page looks: transparency on white (a
-    transparent background would otherwise read as black), palettes and CMYK as RGB, 16-bit as
-    8-bit gray."""
+    transparent background would otherwise read as black), palettes and CMYK as RGB, 16-bit and
+    float gray scaled to 8-bit gray."""
     from PIL import Image
 
     if image.mode in ("1", "L", "RGB"):
@@ -271,7 +271,12 @@ def _flatten(image: Image.Image) -> Image.Image:
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba).convert("RGB")
     if image.mode.startswith("I") or image.mode == "F":
-        return image.convert("L")
+        # Pillow's own conversion clips at 255: a 16-bit scan would turn white
+        wide = image.convert("F")
+        high = float(wide.getextrema()[1])  # type: ignore[arg-type]
+        if high > 255:
+            wide = wide.point(lambda value: value * (255.0 / high))
+        return wide.convert("L")
     return image.convert("RGB")
 
 
