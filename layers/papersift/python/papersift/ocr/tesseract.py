@@ -1,0 +1,425 @@
+"""Tesseract: one page picture in, one :class:`~papersift.ocr.reading.OcrReading` out.
+
+Through pytesseract and the ``tesseract`` binary on PATH (the container image's, or the
+system's). The steps, each there because a real scan needed it:
+
+1. grey, and light-on-dark pictures inverted (a JBIG2 page decoded with a wrong colour space);
+2. orientation and script by Tesseract's OSD, on a copy scaled so its text has the size OSD
+   classifies best (OSD's cost is its character classification, not the page's area: it stays
+   ~0.5 s on a dense page however far that is shrunk, and a too-small copy fails or turns it
+   wrongly); a picture with too few characters gets a second, lower-bar try, then is read upright;
+3. the picture turned upright, its small skew measured from projection profiles and undone;
+4. rescaled only when its print is far from the size Tesseract reads best (a phone photo's
+   tiny text is enlarged; huge type is shrunk, which also makes it faster);
+5. the model chosen, not guessed: the script OSD named picks among the *installed* models
+   (Arabic -> ara, Japanese -> jpn and jpn_vert, the better kept ...); Latin, or a script with
+   no model here, is read with the configured languages; a Latin page whose text reads as
+   another installed language (German read as eng+por+spa loses its umlauts) is read again with
+   that language and the better reading kept.
+
+One recognition per page on the common path (a Latin page in a configured language): the
+second reads happen only when the first says they can help. Every decision lands in
+``notes``. Pure: no environment read, no global state beyond the cached list of installed models.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+
+import pytesseract
+from PIL import Image, ImageOps
+
+from papersift.errors import EngineError, OcrUnavailableError
+from papersift.ocr import pictures
+from papersift.ocr.reading import TESSERACT, OcrReading
+from papersift.quality import detect_language
+
+#: per tesseract call; a dense 300-dpi page takes a few seconds with three models
+DEFAULT_TIMEOUT_SECONDS = 120.0
+#: LSTM only (the installed "fast" models have no legacy engine); fully automatic page
+#: segmentation without OSD (OSD runs once, separately): columns are read one after the other
+RECOGNITION_CONFIG = "--oem 1 --psm 3"
+THRESHOLDING = " -c thresholding_method=2"
+#: line height (ink rows of one line of text, in pixels) that the copy given to OSD is scaled to
+OSD_LINE_HEIGHT = 30.0
+OSD_SCALE_RANGE = (0.25, 3.0)
+#: Tesseract's default bar is 50 characters; a page with fewer gets a second try with this one
+OSD_FEW_CHARACTERS = 10
+#: a turn OSD proposes below this confidence is not made (a photo of a screen read as upside down
+#: scored 0.2; the sparse rotated pages of the corpus score 2.4 and up)
+MIN_ORIENTATION_CONFIDENCE = 1.5
+#: a non-Latin script OSD names below this confidence is checked against the configured
+#: languages (noisy Latin scans are named Cyrillic at 0.5 to 2.8; Arabic pages score 10 and up)
+SURE_SCRIPT_CONFIDENCE = 8.0
+#: print whose lines are smaller than this is enlarged to READ_LINE_HEIGHT, larger than
+#: DOWNSCALE_ABOVE shrunk to it; in between it is read as it is (Tesseract's sweet spot is a
+#: capital letter of about 30 px, a line of about 40)
+READ_LINE_HEIGHT = 32.0
+UPSCALE_BELOW = 22.0
+DOWNSCALE_ABOVE = 90.0
+MAX_UPSCALE = 4.0
+#: a picture is cut to the box around its ink when that box covers less than this share of it
+CROP_BELOW = 0.8
+#: OSD's copy is never enlarged beyond this many pixels, nor enlarged by less than OSD_MIN_UPSCALE
+#: (a 300-dpi page is classified as well at its own size, and twice as fast as at 1.2x)
+OSD_MAX_PIXELS = 6_000_000
+OSD_MIN_UPSCALE = 1.5
+#: what an enlargement may grow a picture to (the renderer's cap)
+MAX_READ_PIXELS = 40_000_000
+#: a second reading replaces the first only when its mean word confidence is higher by this
+REREAD_MARGIN = 0.0
+
+#: script (as OSD names it) -> the models that read it, most common first
+SCRIPT_MODELS: dict[str, tuple[str, ...]] = {
+    "Arabic": ("ara", "fas", "urd", "script/Arabic"),
+    "Han": ("chi_sim", "chi_tra", "jpn", "script/HanS", "script/HanT"),
+    "Japanese": ("jpn", "script/Japanese"),
+    "Korean": ("kor", "script/Hangul"),
+    "Hangul": ("kor", "script/Hangul"),
+    "Cyrillic": ("rus", "ukr", "bul", "srp", "script/Cyrillic"),
+    "Greek": ("ell", "script/Greek"),
+    "Hebrew": ("heb", "script/Hebrew"),
+    "Devanagari": ("hin", "mar", "nep", "script/Devanagari"),
+    "Thai": ("tha", "script/Thai"),
+    "Bengali": ("ben", "script/Bengali"),
+    "Tamil": ("tam", "script/Tamil"),
+    "Telugu": ("tel", "script/Telugu"),
+    "Kannada": ("kan", "script/Kannada"),
+    "Malayalam": ("mal", "script/Malayalam"),
+    "Gujarati": ("guj", "script/Gujarati"),
+    "Gurmukhi": ("pan", "script/Gurmukhi"),
+    "Armenian": ("hye", "script/Armenian"),
+    "Georgian": ("kat", "script/Georgian"),
+    "Ethiopic": ("amh", "script/Ethiopic"),
+    "Fraktur": ("frk", "script/Fraktur"),
+}
+#: models of vertical writing: read beside their horizontal model, the better reading kept
+VERTICAL_MODELS = {"jpn": "jpn_vert", "chi_sim": "chi_sim_vert", "chi_tra": "chi_tra_vert", "kor": "kor_vert"}
+#: ISO 639-1 (what ``quality.detect_language`` names) -> Tesseract model, for the Latin re-read
+LATIN_MODELS = {"en": "eng", "pt": "por", "es": "spa", "fr": "fra", "de": "deu", "it": "ita", "nl": "nld"}
+
+_TOO_FEW_CHARACTERS = "Too few characters"
+_MISSING_MODEL = re.compile(r"Failed loading language|Error opening data file|Could not initialize", re.IGNORECASE)
+# CJK ideographs, kana, and their punctuation and full-width forms: words of these are not spaced
+_UNSPACED = re.compile(r"[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """What OSD said about a picture, or why it said nothing."""
+
+    #: clockwise degrees that turn the picture upright (0 when OSD failed or was not sure)
+    rotate: int = 0
+    confidence: float = 0.0
+    script: str | None = None
+    script_confidence: float = 0.0
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One recognition of the prepared picture with one model set."""
+
+    language: str
+    text: str
+    confidence: float | None
+    words: int
+
+
+@dataclass
+class _Notes:
+    items: list[str] = field(default_factory=list)
+
+    def add(self, note: str) -> None:
+        self.items.append(note)
+
+
+@cache
+def installed_languages() -> frozenset[str]:
+    """The models the tesseract binary can load (``--list-langs``), asked once per process."""
+    try:
+        return frozenset(pytesseract.get_languages(config=""))
+    except pytesseract.TesseractNotFoundError as exc:
+        raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
+
+
+def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+               installed: frozenset[str] | None = None, detect_orientation: bool = True) -> OcrReading:
+    """Read one page picture with Tesseract; see the module's docstring for the steps.
+
+    ``languages`` are the configured Tesseract models for Latin print (``("eng", "por", "spa")``);
+    ``installed`` the models the binary has (asked once when None); ``timeout_seconds`` bounds each
+    tesseract call. ``detect_orientation=False`` skips OSD for a caller that knows the picture is
+    upright. Raises OcrUnavailableError when the binary or every configured model is missing,
+    EngineError when tesseract fails or times out on this picture.
+    """
+    started = time.perf_counter()
+    models = installed if installed is not None else installed_languages()
+    notes = _Notes()
+    configured = _configured(languages, models, notes)
+    gray = pictures.grayscale(image)
+    if pictures.is_inverted(gray):
+        gray = ImageOps.invert(gray)
+        notes.add("light text on a dark background: inverted before reading")
+    box = pictures.ink_box(gray)
+    if box is not None and (box[2] - box[0]) * (box[3] - box[1]) < CROP_BELOW * gray.width * gray.height:
+        gray = gray.crop(box)  # a sparse page: layout analysis and OSD then see only the print
+    with tempfile.TemporaryDirectory(prefix="papersift-ocr-") as workdir:
+        files = _Files(Path(workdir))
+        orientation = Orientation(note="orientation not detected: asked not to")
+        if detect_orientation and "osd" in models:
+            orientation = _orientation(gray, files, timeout_seconds)
+        elif detect_orientation:
+            orientation = Orientation(note="orientation not detected: the osd model is not installed")
+        if orientation.note:
+            notes.add(orientation.note)
+        upright = pictures.turned(gray, orientation.rotate)
+        prepared, skew = _straightened(upright, notes)
+        candidates = _candidates(orientation, configured, models, notes)
+        path = files.write(prepared)
+        reads = [_recognise(path, language, timeout_seconds) for language in candidates]
+        best = _best(reads, notes)
+        if len(candidates) == 1 and (orientation.script in (None, "Latin") or best.language == configured):
+            best = _latin_reread(best, path, configured, models, timeout_seconds, notes)
+    return OcrReading(
+        engine=TESSERACT, text=best.text, confidence=best.confidence, words=best.words,
+        seconds=round(time.perf_counter() - started, 3), language=best.language, script=orientation.script,
+        orientation=orientation.rotate, skew=skew, notes=tuple(notes.items),
+    )
+
+
+# --- languages ---------------------------------------------------------------------------------
+
+
+def _configured(languages: Sequence[str], models: frozenset[str], notes: _Notes) -> str:
+    """The configured models that are installed, as tesseract's ``-l`` value."""
+    present = [language for language in languages if language in models]
+    missing = [language for language in languages if language not in models]
+    if not present:
+        raise OcrUnavailableError(f"no configured Tesseract model is installed: {', '.join(languages) or 'none'} "
+                                  f"(installed: {', '.join(sorted(models)) or 'none'})")
+    if missing:
+        notes.add(f"configured models not installed, read without them: {', '.join(missing)}")
+    return "+".join(present)
+
+
+def choose_models(script: str | None, configured: str, models: frozenset[str]) -> tuple[list[str], str | None]:
+    """The model sets to read a picture of ``script`` with (each read, the best kept), and a note
+    when the script's own model is missing. Latin, an unknown script or one without an installed
+    model: the configured languages."""
+    if script in (None, "Latin", "Common"):
+        return [configured], None
+    own = [language for language in configured.split("+") if language in SCRIPT_MODELS.get(script or "", ())]
+    wanted = own or [next((m for m in SCRIPT_MODELS.get(script or "", ()) if m in models), "")]
+    if not wanted[0]:
+        known = ", ".join(m for m in SCRIPT_MODELS.get(script or "", ()) if "/" not in m) or "none known"
+        return [configured], f"OSD names the {script} script but no model for it is installed ({known}): " \
+                             f"read with {configured}"
+    candidates = ["+".join(wanted)]
+    vertical = [VERTICAL_MODELS[m] for m in wanted if m in VERTICAL_MODELS and VERTICAL_MODELS[m] in models]
+    if vertical:
+        candidates.append("+".join(vertical))
+    return candidates, None
+
+
+def _candidates(orientation: Orientation, configured: str, models: frozenset[str], notes: _Notes) -> list[str]:
+    candidates, note = choose_models(orientation.script, configured, models)
+    if note:
+        notes.add(note)
+    if candidates != [configured] and orientation.script_confidence < SURE_SCRIPT_CONFIDENCE:
+        notes.add(f"OSD names the {orientation.script} script with confidence {orientation.script_confidence:.1f}: "
+                  f"also read with {configured}")
+        candidates.append(configured)
+    return candidates
+
+
+def _best(reads: list[_Read], notes: _Notes) -> _Read:
+    best = max(reads, key=lambda read: read.confidence or 0.0)
+    if len(reads) > 1:
+        compared = ", ".join(f"{read.language} {_confidence(read)} ({read.words} words)" for read in reads)
+        notes.add(f"read with {compared}: kept {best.language}")
+    return best
+
+
+def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[str], timeout: float,
+                  notes: _Notes) -> _Read:
+    """Read again with the language the text is in, when that model is installed and was not
+    among the configured ones; keep the better reading."""
+    language = detect_language(first.text) if first.text else None
+    model = LATIN_MODELS.get(language or "")
+    if model is None or model in configured.split("+"):
+        return first
+    if model not in models:
+        notes.add(f"the text reads as {language}, whose model {model} is not installed: kept {configured}")
+        return first
+    second = _recognise(path, model, timeout)
+    kept = second if (second.confidence or 0.0) > (first.confidence or 0.0) + REREAD_MARGIN else first
+    notes.add(f"the text reads as {language}: re-read with {model}, confidence {_confidence(second)} "
+              f"({second.words} words) against {_confidence(first)} ({first.words} words) with {configured}; "
+              f"kept {kept.language}")
+    return kept
+
+
+def _confidence(read: _Read) -> str:
+    return "none" if read.confidence is None else f"{read.confidence:.2f}"
+
+
+# --- the picture -------------------------------------------------------------------------------
+
+
+class _Files:
+    """Pictures handed to tesseract as uncompressed PGM files: writing (and tesseract reading)
+    a PNG of a 300-dpi page costs 0.1 to 0.3 s, a PGM a few milliseconds."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.count = 0
+
+    def write(self, image: Image.Image) -> Path:
+        self.count += 1
+        path = self.directory / f"page-{self.count}.pgm"
+        image.save(path, format="PPM")
+        return path
+
+
+def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientation:
+    """OSD on a copy whose text is scaled to OSD_LINE_HEIGHT; a second, lower-bar try when the
+    picture holds too few characters for Tesseract's default."""
+    height = pictures.text_size(gray)
+    if height is None:
+        return Orientation(note="orientation not detected: no lines of print found")
+    low, high = OSD_SCALE_RANGE
+    factor = min(max(OSD_LINE_HEIGHT / height, low), high)
+    if factor > 1.0:
+        budget = (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5
+        factor = min(factor, budget) if factor >= OSD_MIN_UPSCALE else 1.0
+    path = files.write(pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray)
+    found = _osd(path, "", timeout)
+    if isinstance(found, str) and _TOO_FEW_CHARACTERS in found:
+        found = _osd(path, f"-c min_characters_to_try={OSD_FEW_CHARACTERS}", timeout)
+    if isinstance(found, str):
+        return Orientation(note=f"orientation not detected, read upright: {found}")
+    if found.rotate and found.confidence < MIN_ORIENTATION_CONFIDENCE:
+        note = (f"OSD proposes a turn of {found.rotate} degrees with confidence {found.confidence:.1f}: "
+                "too weak, read upright")
+        return replace(found, rotate=0, note=note)
+    return found
+
+
+def parse_osd(output: str) -> Orientation | None:
+    """Tesseract's OSD report ("Rotate: 180", "Orientation confidence: 11.0", "Script: Latin",
+    "Script confidence: 5.8", one per line) as an Orientation; None when it lacks the turn."""
+    fields = dict(line.split(": ", 1) for line in output.splitlines() if ": " in line)
+    try:
+        rotate = int(fields["Rotate"]) % 360
+        confidence = float(fields.get("Orientation confidence", "0"))
+        script_confidence = float(fields.get("Script confidence", "0"))
+    except (KeyError, ValueError):
+        return None
+    if rotate % 90:
+        return None
+    script = fields.get("Script", "").strip() or None
+    return Orientation(rotate=rotate, confidence=confidence, script=script, script_confidence=script_confidence)
+
+
+def _osd(path: Path, config: str, timeout: float) -> Orientation | str:
+    """OSD's answer, or why there is none (a string)."""
+    try:
+        output = pytesseract.image_to_osd(str(path), config=config, timeout=timeout)
+    except pytesseract.TesseractNotFoundError as exc:
+        raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
+    except pytesseract.TesseractError as exc:
+        message = str(exc.message)
+        if _MISSING_MODEL.search(message):
+            return "the osd model could not be loaded"
+        return _TOO_FEW_CHARACTERS if _TOO_FEW_CHARACTERS in message else f"OSD failed ({message[-120:]})"
+    except RuntimeError as exc:  # pytesseract's timeout
+        return f"OSD {exc}"
+    return parse_osd(str(output)) or "OSD gave no answer"
+
+
+def _straightened(upright: Image.Image, notes: _Notes) -> tuple[Image.Image, float]:
+    """Deskewed and rescaled for recognition; returns the picture and the skew undone."""
+    lines = pictures.text_lines(upright)
+    skew = lines.skew if abs(lines.skew) >= pictures.MIN_DESKEW else 0.0
+    picture = pictures.deskewed(upright, skew) if skew else upright
+    height = lines.line_height
+    if height is None:
+        return picture, skew
+    factor = 1.0
+    if height < UPSCALE_BELOW:
+        budget = (MAX_READ_PIXELS / max(picture.width * picture.height, 1)) ** 0.5
+        factor = min(READ_LINE_HEIGHT / height, MAX_UPSCALE, max(budget, 1.0))
+    elif height > DOWNSCALE_ABOVE:
+        factor = READ_LINE_HEIGHT / height
+    if abs(factor - 1.0) > 0.1:
+        notes.add(f"lines of print {height:.0f} px high: read at {factor:.2f}x")
+        picture = pictures.scaled(picture, factor)
+    return picture, skew
+
+
+# --- recognition -------------------------------------------------------------------------------
+
+
+def _recognise(path: Path, language: str, timeout: float) -> _Read:
+    try:
+        tsv = pytesseract.image_to_data(str(path), lang=language, config=RECOGNITION_CONFIG + THRESHOLDING,
+                                        output_type=pytesseract.Output.BYTES, timeout=timeout)
+    except pytesseract.TesseractNotFoundError as exc:
+        raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
+    except pytesseract.TesseractError as exc:
+        message = str(exc.message)
+        if _MISSING_MODEL.search(message):
+            raise OcrUnavailableError(f"tesseract could not load the model {language}: {message[-200:]}") from exc
+        raise EngineError(f"tesseract failed reading with {language}: {message[-200:]}") from exc
+    except RuntimeError as exc:  # pytesseract raises a bare RuntimeError on its timeout
+        raise EngineError(f"tesseract took longer than {timeout:g} s reading with {language}") from exc
+    return _parse_tsv(bytes(tsv).decode("utf-8", errors="replace"), language)
+
+
+def _parse_tsv(tsv: str, language: str) -> _Read:
+    """Lines in reading order joined by newlines; paragraphs and blocks (columns) separated by an
+    empty line; mean confidence over the words Tesseract scored."""
+    lines: dict[tuple[int, int, int], list[str]] = {}
+    confidences: list[float] = []
+    for row in tsv.splitlines()[1:]:
+        cells = row.split("\t", 11)
+        if len(cells) < 12 or cells[0] != "5":
+            continue
+        word = cells[11].strip()
+        confidence = float(cells[10])
+        if not word or confidence < 0:
+            continue
+        key = (int(cells[2]), int(cells[3]), int(cells[4]))  # block, paragraph, line
+        lines.setdefault(key, []).append(word)
+        confidences.append(confidence)
+    text = _layout(lines)
+    mean = round(sum(confidences) / len(confidences) / 100.0, 4) if confidences else None
+    return _Read(language=language, text=text, confidence=mean, words=len(confidences))
+
+
+def _layout(lines: dict[tuple[int, int, int], list[str]]) -> str:
+    out: list[str] = []
+    previous: tuple[int, int] | None = None
+    for key, words in lines.items():
+        if previous is not None and key[:2] != previous:
+            out.append("")
+        out.append(_join_words(words))
+        previous = key[:2]
+    return "\n".join(out)
+
+
+def _join_words(words: list[str]) -> str:
+    """Words of a line joined by spaces, except between CJK words (Tesseract cuts Japanese and
+    Chinese lines into "words" that the script writes without spaces)."""
+    joined = words[0]
+    for word in words[1:]:
+        glue = "" if _UNSPACED.match(joined[-1]) and _UNSPACED.match(word[0]) else " "
+        joined += glue + word
+    return joined
