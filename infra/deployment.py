@@ -35,7 +35,8 @@ class FunctionSpec:
     construct_id: str
     memory_mb: int
     timeout_seconds: int
-    #: runs from the container image (binaries: 7z/unar for unpack, pdftotext/antiword for extract)
+    #: runs from the container image (binaries: 7z/unar for unpack, pdftotext/antiword for extract,
+    #: Tesseract for ocr)
     container: bool
     #: bucket prefixes it may write under (every function may read the whole bucket)
     writes: tuple[str, ...] = ()
@@ -53,12 +54,18 @@ ASSEMBLE = FunctionSpec("assemble", "Assemble", memory_mb=2048, timeout_seconds=
                         writes=(WORK_PREFIX, RESULTS_PREFIX))
 UNPACK = FunctionSpec("unpack", "Unpack", memory_mb=3008, timeout_seconds=900, container=True,
                       writes=(WORK_PREFIX, MEMBERS_PREFIX))
+#: lists the pages OCR reads after the text layer: S3 listings only
+OCR_PLAN = FunctionSpec("ocr_plan", "OcrPlan", memory_mb=512, timeout_seconds=120, container=False,
+                        writes=(WORK_PREFIX,))
+#: one page through Tesseract (in the image) and/or Textract: a page's engines each get
+#: Settings.ocr_page_seconds (120 s by default), well inside the timeout
+OCR = FunctionSpec("ocr", "Ocr", memory_mb=3008, timeout_seconds=300, container=True, writes=(WORK_PREFIX,))
 
 #: the API's function (29 s is API Gateway's integration limit); `papersift serve` runs it itself
 API = FunctionSpec("api", "Api", memory_mb=1024, timeout_seconds=29, container=False)
 
 #: the functions the workflow invokes, in the order of its placeholders
-WORKFLOW_FUNCTIONS: tuple[FunctionSpec, ...] = (PLAN, EXTRACT, ASSEMBLE, UNPACK)
+WORKFLOW_FUNCTIONS: tuple[FunctionSpec, ...] = (PLAN, EXTRACT, ASSEMBLE, UNPACK, OCR_PLAN, OCR)
 #: the functions the local runner registers and dispatches to (the API is served by `papersift serve`)
 FUNCTIONS: tuple[FunctionSpec, ...] = (INGEST, *WORKFLOW_FUNCTIONS)
 
@@ -93,6 +100,9 @@ STATE_MACHINE = Resource("Workflow", "workflow")
 
 #: environment variables the handlers read (set by the stack, and by the local runner)
 TABLE_NAME_ENV = "TABLE_NAME"
+#: "true" where the OCR function may call Textract (the stack, when the OCR mode may use it); the
+#: local runner leaves it unset: moto's Textract reads nothing, so a local run falls back to Tesseract
+TEXTRACT_ENABLED_ENV = "TEXTRACT_ENABLED"
 BUCKET_NAME_ENV = "BUCKET_NAME"
 STATE_MACHINE_ARN_ENV = "STATE_MACHINE_ARN"
 SERVICE_NAME = "papersift"
@@ -111,3 +121,8 @@ def function_environment(settings: Settings, *, table_name: str, bucket_name: st
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         **(extra or {}),
     }
+
+
+def memory_by_function() -> dict[str, int]:
+    """Each deployed function's memory (MB): what `papersift extract` prices its Lambda usage with."""
+    return {spec.name: spec.memory_mb for spec in FUNCTIONS}

@@ -21,10 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from infra.deployment import ASSEMBLE, EXTRACT, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
+from infra.deployment import ASSEMBLE, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
+from papersift.settings import OCR_OFF
 from papersift.steps import (
     AssembleRequest,
     DocumentRef,
+    OcrPlan,
+    OcrPlanRequest,
+    OcrRequest,
     Plan,
     Route,
     UnpackRequest,
@@ -75,6 +79,10 @@ def _unpack(name: str) -> str:
     return field_path("$.unpack", UnpackResult, name)
 
 
+def _ocr(name: str) -> str:
+    return field_path("$.ocr", OcrPlan, name)
+
+
 def _request(model: type[DocumentRef], fields: tuple[str, ...], **extra: str) -> dict[str, str]:
     """A task's Parameters: the document's fields and ``extra`` state paths, each a field of the
     step's request model."""
@@ -100,15 +108,38 @@ def _task(function: FunctionSpec, comment: str, *, parameters: dict[str, str] | 
     return state
 
 
-def _extract_batch_processor(mode: str) -> dict[str, Any]:
-    config: dict[str, str] = {"Mode": mode}
-    if mode == "DISTRIBUTED":
-        config["ExecutionType"] = "STANDARD"
+def _processor_config(mode: str) -> dict[str, str]:
+    return {"Mode": mode, "ExecutionType": "STANDARD"} if mode == "DISTRIBUTED" else {"Mode": mode}
+
+
+def _extract_batch_processor(mode: str, name: str) -> dict[str, Any]:
+    """One page batch per iteration; ``name`` is unique in the whole definition, as Step
+    Functions wants state names to be."""
     return {
-        "ProcessorConfig": config,
-        "StartAt": "ExtractBatch",
-        "States": {"ExtractBatch": _task(EXTRACT, "One page batch in, page JSONs written to S3, a small summary out",
-                                         ocr_retry=True)},
+        "ProcessorConfig": _processor_config(mode),
+        "StartAt": name,
+        "States": {name: _task(EXTRACT, "One page batch in, page JSONs written to S3, a small summary out")},
+    }
+
+
+def _ocr_page_processor(mode: str, prefix: str) -> dict[str, Any]:
+    """One page per iteration. Textract refusing for load is retried with backoff and full jitter
+    (_OCR_THROTTLED); past those retries the page is read again without Textract; any other
+    failure is recorded on the page (failed, with the reason), so one page never fails the
+    document. The iteration's input is an OcrItem; a Catch adds ``throttled`` or ``error``."""
+    read, without, record = f"{prefix}ReadPage", f"{prefix}ReadPageWithoutTextract", f"{prefix}RecordPageFailure"
+    catch_all = {"ErrorEquals": ["States.ALL"], "ResultPath": field_path("$", OcrRequest, "error"), "Next": record}
+    first = _task(OCR, "Tesseract and/or Textract, as the OCR mode says; the page JSON is written to S3",
+                  ocr_retry=True)
+    first["Catch"] = [{"ErrorEquals": ["OcrThrottledError"], "ResultPath": field_path("$", OcrRequest, "throttled"),
+                       "Next": without}, catch_all]
+    second = _task(OCR, "Textract refused for load past the retries: the page is read without it")
+    second["Catch"] = [catch_all]
+    return {
+        "ProcessorConfig": _processor_config(mode),
+        "StartAt": read,
+        "States": {read: first, without: second,
+                   record: _task(OCR, "Record the page as failed with the reason; its text layer is kept")},
     }
 
 
@@ -120,25 +151,31 @@ def _manifest_reader(bucket_path: str, key_path: str) -> dict[str, Any]:
     }
 
 
-#: state name prefix of a document ``level`` archive levels down
-_LEVEL_PREFIXES = ("", "Member", "NestedMember")
+def _member_prefix(prefix: str, listed: bool) -> str:
+    """The state name prefix of the members of an archive whose states start with ``prefix``:
+    Step Functions wants every state name unique in the whole definition, so the member states
+    of the inline Map and of the Distributed Map (``listed``: its items come from a manifest) are
+    named apart, and each nesting level adds its own word."""
+    if not prefix:
+        return "ListedMember" if listed else "Member"
+    return f"Nested{prefix}"
 
 
-def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
+def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
     """Plan -> page batches -> assemble for one document ``level`` archive levels down; state
-    names start with the level's prefix.
+    names start with ``prefix`` (see ``_member_prefix``).
 
     Members of archives run the same states inside the member Map. The routes are
     ``steps.routes_at(level)``, the ones `papersift extract` follows: a member whose plan says
     archive is unpacked too, one level down (``UNPACK_LEVELS``). Only the top level switches to
     Distributed Maps (a member's batches and members are inline Maps inside its iteration).
     """
-    prefix = _LEVEL_PREFIXES[level]
     distributed = level == 0
     failure, assemble = f"{prefix}RecordFailure", f"{prefix}Assemble"
     next_state = {
         Route.EXTRACT: f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline",
         Route.UNPACK: f"{prefix}Unpack",
+        Route.OCR: f"{prefix}PlanOcr",
     }
     routes = routes_at(level)
     route: dict[str, Any] = {
@@ -149,15 +186,16 @@ def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
                     for status, target in routes.items()],
         "Default": assemble,
     }
+    ocr_wanted = f"{prefix}OcrWanted"
     inline_map: dict[str, Any] = {
         "Type": "Map",
         "ItemsPath": _plan("batches"),
         # Settings.max_concurrency, carried by the plan: page batches of one document at a time
         "MaxConcurrencyPath": _plan("max_concurrency"),
-        "ItemProcessor": _extract_batch_processor("INLINE"),
+        "ItemProcessor": _extract_batch_processor("INLINE", f"{prefix}ExtractBatch"),
         "ResultPath": None,
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
-        "Next": assemble,
+        "Next": ocr_wanted,
     }
     states: dict[str, Any] = {
         f"{prefix}Plan": _task(PLAN, "Sniff the file and cut it into page batches", result_path="$.plan",
@@ -176,10 +214,11 @@ def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
         states[f"{prefix}ExtractBatchesDistributed"] = {
             **{k: v for k, v in inline_map.items() if k not in ("ItemsPath", "ItemProcessor")},
             "ItemReader": _manifest_reader(_plan("bucket"), _plan("manifest_key")),
-            "ItemProcessor": _extract_batch_processor("DISTRIBUTED"),
+            "ItemProcessor": _extract_batch_processor("DISTRIBUTED", f"{prefix}ExtractBatchOfManifest"),
         }
+    states.update(_ocr_states(prefix, distributed, fields, assemble, failure))
     if Route.UNPACK in routes.values():
-        states.update(_archive_states(level, fields, assemble, failure))
+        states.update(_archive_states(level, prefix, fields, assemble, failure))
     states[assemble] = _task(ASSEMBLE, "Write text, Markdown, report and the DynamoDB item",
                              parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
     states[failure] = _task(ASSEMBLE, "Every failure ends as a recorded status with a reason, never a silent stop",
@@ -187,9 +226,53 @@ def _document_states(level: int, fields: tuple[str, ...]) -> dict[str, Any]:
     return states
 
 
-def _archive_states(level: int, fields: tuple[str, ...], assemble: str, failure: str) -> dict[str, Any]:
-    prefix, member_start = _LEVEL_PREFIXES[level], f"{_LEVEL_PREFIXES[level + 1]}Plan"
-    member_states = _document_states(level + 1, _MEMBER_FIELDS)
+def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assemble: str,
+                failure: str) -> dict[str, Any]:
+    """After the text layer (or straight from the plan, for a picture): the pages that need OCR,
+    and only those, one per Map iteration, at most ``ocr_max_concurrency`` at a time; a Distributed
+    Map reading an S3 manifest past the threshold (top level only, like the page batches)."""
+    plan_ocr, choose = f"{prefix}PlanOcr", f"{prefix}ChooseOcrMap"
+    inline, by_manifest = f"{prefix}OcrPagesInline", f"{prefix}OcrPagesOfManifest"
+    ocr_map: dict[str, Any] = {
+        "Type": "Map",
+        "Comment": "Pages without a trustworthy text layer (or a picture's frames): OCR, one page an iteration",
+        "ItemsPath": _ocr("items"),
+        "MaxConcurrencyPath": _ocr("max_concurrency"),
+        "ItemProcessor": _ocr_page_processor("INLINE", f"{prefix}Inline"),
+        "ResultPath": None,
+        "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
+        "Next": assemble,
+    }
+    choices: list[dict[str, Any]] = [{"Variable": _ocr("page_count"), "NumericEquals": 0, "Next": assemble}]
+    states: dict[str, Any] = {
+        f"{prefix}OcrWanted": {
+            "Type": "Choice",
+            "Comment": "Plan.wants_ocr: the document's OCR mode is not off",
+            "Choices": [{"Variable": _plan("ocr_mode"), "StringEquals": OCR_OFF, "Next": assemble}],
+            "Default": plan_ocr,
+        },
+        plan_ocr: _task(OCR_PLAN, "The pages OCR reads: those the text layer sent, or a picture's frames",
+                        parameters=_request(OcrPlanRequest, fields, plan="$.plan"), result_path="$.ocr",
+                        catch_to=failure, next_state=choose),
+        choose: {"Type": "Choice", "Comment": "No page to read: assemble; many: from an S3 manifest",
+                 "Choices": choices, "Default": inline},
+        inline: ocr_map,
+    }
+    if distributed:
+        choices.append({"Variable": _ocr("use_distributed_map"), "BooleanEquals": True, "Next": by_manifest})
+        states[by_manifest] = {
+            **{k: v for k, v in ocr_map.items() if k not in ("ItemsPath", "ItemProcessor")},
+            "ItemReader": _manifest_reader(_plan("bucket"), _ocr("manifest_key")),
+            "ItemProcessor": _ocr_page_processor("DISTRIBUTED", f"{prefix}OfManifest"),
+        }
+    return states
+
+
+def _archive_states(level: int, prefix: str, fields: tuple[str, ...], assemble: str,
+                    failure: str) -> dict[str, Any]:
+    inline_prefix = _member_prefix(prefix, listed=False)
+    member_start = f"{inline_prefix}Plan"
+    member_states = _document_states(level + 1, _MEMBER_FIELDS, inline_prefix)
     members_inline: dict[str, Any] = {
         "Type": "Map",
         "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
@@ -206,11 +289,13 @@ def _archive_states(level: int, fields: tuple[str, ...], assemble: str, failure:
     if level > 0:  # an archive member's members: inline (its unpack result lists them all)
         return {f"{prefix}Unpack": unpack, f"{prefix}ProcessMembersInline": members_inline}
     unpack["Next"] = f"{prefix}ChooseMemberMapKind"
+    listed_prefix = _member_prefix(prefix, listed=True)
     members_distributed = {
         **{k: v for k, v in members_inline.items() if k != "ItemsPath"},
         "ItemReader": _manifest_reader("$.bucket", _unpack("manifest_key")),
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-                          "StartAt": member_start, "States": member_states},
+                          "StartAt": f"{listed_prefix}Plan",
+                          "States": _document_states(level + 1, _MEMBER_FIELDS, listed_prefix)},
     }
     return {
         f"{prefix}Unpack": unpack,

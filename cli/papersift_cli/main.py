@@ -271,9 +271,16 @@ class _Watcher:
 
 def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings,
                     progress: Progress) -> list[FileResult]:
-    """The same steps as the workflow, in this process, over a directory store."""
+    """The same steps as the workflow, in this process, over a directory store. OCR reads with
+    Tesseract where it is installed (no Textract: no client is configured here), and Lambda usage
+    is priced at the deployed functions' memory."""
+    from infra.deployment import memory_by_function
+    from papersift.ocr.stage import default_engines
     from papersift.pipeline import process_document, results_prefix
     from papersift.storage import LocalDirStore
+
+    engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
+    memory = memory_by_function()
 
     results: list[FileResult] = []
     with tempfile.TemporaryDirectory(prefix="papersift-") as tmp:
@@ -284,7 +291,7 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
             document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=path.name)
             store.upload_file(path, document.key)
             started = time.monotonic()
-            report = process_document(store, document, settings)
+            report = process_document(store, document, settings, engines=engines, memory=memory)
             prefix = results_prefix(report.doc_id)
             files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in
                      k.removeprefix(prefix)}

@@ -15,6 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.ledger import Invocation
 from papersift.pipeline import assemble_document, document_item, results_prefix
 from papersift.settings import Settings
 from papersift.steps import AssembleRequest, AssembleResult
@@ -34,7 +35,8 @@ table = boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"])
 @event_parser(model=AssembleRequest)
 def handler(event: AssembleRequest, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id)
-    report = assemble_document(S3ObjectStore(s3, event.bucket), event, settings)
+    report = assemble_document(S3ObjectStore(s3, event.bucket), event, settings,
+                               Invocation("assemble", context.memory_limit_in_mb))
     table.put_item(Item=document_item(report))
     metrics.add_metric(name=f"Documents_{report.status}", unit=MetricUnit.Count, value=1)
     logger.info("assembled", extra={"status": report.status, "pages": report.page_count, "reason": report.reason})

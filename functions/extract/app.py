@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.ledger import Invocation
 from papersift.pipeline import extract_batch
 from papersift.settings import Settings
 from papersift.steps import Batch
@@ -29,6 +30,8 @@ s3 = boto3.client("s3")
 @event_parser(model=Batch)
 def handler(event: Batch, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id, batch_index=event.batch_index)
-    result = extract_batch(S3ObjectStore(s3, event.bucket), event, settings)
+    result = extract_batch(S3ObjectStore(s3, event.bucket), event, settings,
+                           Invocation("extract", context.memory_limit_in_mb))
     metrics.add_metric(name="PagesExtracted", unit=MetricUnit.Count, value=result.pages)
+    metrics.add_metric(name="PagesSentToOcr", unit=MetricUnit.Count, value=result.ocr_pages)
     return result.model_dump(mode="json")

@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.ledger import Invocation
 from papersift.pipeline import plan_document
 from papersift.settings import Settings
 from papersift.steps import RunInput
@@ -29,7 +30,8 @@ s3 = boto3.client("s3")
 @event_parser(model=RunInput)
 def handler(event: RunInput, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id)
-    plan = plan_document(S3ObjectStore(s3, event.bucket), event, settings)
+    plan = plan_document(S3ObjectStore(s3, event.bucket), event, settings,
+                         Invocation("plan", context.memory_limit_in_mb))
     metrics.add_metric(name="DocumentsPlanned", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="PagesPlanned", unit=MetricUnit.Count, value=plan.page_count)
     logger.info("planned", extra=plan.model_dump(include={"kind", "status", "page_count", "batch_count"}))

@@ -18,6 +18,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.ledger import Invocation
 from papersift.pipeline import unpack_archive
 from papersift.settings import Settings
 from papersift.steps import UnpackRequest
@@ -37,7 +38,8 @@ s3 = boto3.client("s3")
 def handler(event: UnpackRequest, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id)
     with tempfile.TemporaryDirectory(prefix="unpack-") as scratch:
-        unpacked = unpack_archive(S3ObjectStore(s3, event.bucket), event, settings, Path(scratch))
+        unpacked = unpack_archive(S3ObjectStore(s3, event.bucket), event, settings, Path(scratch),
+                                  Invocation("unpack", context.memory_limit_in_mb))
     metrics.add_metric(name="ArchiveMembers", unit=MetricUnit.Count, value=unpacked.member_count)
     logger.info("unpacked", extra=unpacked.model_dump(include={"status", "reason", "member_count", "item_count"}))
     return unpacked.model_dump(mode="json")

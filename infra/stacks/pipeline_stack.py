@@ -43,6 +43,8 @@ from infra.deployment import (
     INCOMING_PREFIX,
     INGEST,
     MEMBERS_PREFIX,
+    OCR,
+    OCR_PLAN,
     PLAN,
     RESULTS_PREFIX,
     UNPACK,
@@ -55,6 +57,7 @@ from infra.stacks.nag import acknowledge
 from infra.workflow import PLACEHOLDERS, definition_text
 from papersift import listing, steps
 from papersift.errors import SettingsError
+from papersift.ocr.routing import uses_textract
 from papersift.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,14 +115,18 @@ class PipelineStack(Stack):
         self.extract_fn = self._function(EXTRACT)
         self.assemble_fn = self._function(ASSEMBLE)
         self.unpack_fn = self._function(UNPACK)  # members are uploaded as documents of their own
+        self.ocr_plan_fn = self._function(OCR_PLAN)
+        # OCR runs in the container (Tesseract and its models); Textract only where the mode may use it
+        textract = uses_textract(self.settings.ocr_mode)
+        self.ocr_fn = self._function(OCR, environment={deployment.TEXTRACT_ENABLED_ENV: "true"} if textract else None)
         # Every step reads the source and the work files; each writes only under its own prefixes.
         for fn, spec in zip(self.workflow_functions, WORKFLOW_FUNCTIONS, strict=True):
             self.bucket.grant_read(fn)
             for prefix in spec.writes:
                 self.bucket.grant_put(fn, f"{prefix}*")
         self.table.grant_write_data(self.assemble_fn)
-        if "textract" in self.settings.ocr_mode:
-            self.extract_fn.add_to_role_policy(
+        if textract:
+            self.ocr_fn.add_to_role_policy(
                 iam.PolicyStatement(
                     actions=["textract:DetectDocumentText", "textract:AnalyzeDocument"], resources=["*"]
                 )
@@ -149,7 +156,7 @@ class PipelineStack(Stack):
     @property
     def workflow_functions(self) -> tuple[lambda_.Function, ...]:
         """The functions the workflow invokes, in the order of ``deployment.WORKFLOW_FUNCTIONS``."""
-        return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn)
+        return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn, self.ocr_plan_fn, self.ocr_fn)
 
     # -- storage -------------------------------------------------------------------------
 
@@ -290,7 +297,7 @@ class PipelineStack(Stack):
 
     def _function(self, spec: FunctionSpec, environment: Mapping[str, str] | None = None) -> lambda_.Function:
         if spec.container:
-            return self._container_function(spec)
+            return self._container_function(spec, environment)
         return lambda_.Function(
             self,
             spec.construct_id,
@@ -306,7 +313,8 @@ class PipelineStack(Stack):
             log_group=self._log_group(spec.construct_id),
         )
 
-    def _container_function(self, spec: FunctionSpec) -> lambda_.DockerImageFunction:
+    def _container_function(self, spec: FunctionSpec,
+                            environment: Mapping[str, str] | None = None) -> lambda_.DockerImageFunction:
         """A function whose image carries binaries (7z, unar, Tesseract, poppler). The image is
         only staged at synth (no Docker needed); ``cdk deploy`` builds it."""
         name = spec.name
@@ -335,7 +343,7 @@ class PipelineStack(Stack):
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_seconds),
             ephemeral_storage_size=Size.gibibytes(10),
-            environment=self._environment(),
+            environment=self._environment(environment),
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self._log_group(spec.construct_id),
         )

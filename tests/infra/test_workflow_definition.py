@@ -132,10 +132,11 @@ def test_every_task_retries_transient_lambda_errors_with_jitter(definition: dict
         for name, state in all_states(definition)
         if state["Type"] == "Task" and state["Resource"].startswith("arn:aws:lambda:")
     ]
-    # top level: Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure; in each of the two
-    # member Maps: MemberPlan, ExtractBatch, MemberUnpack, MemberAssemble, MemberRecordFailure, and
-    # in its nested member Map: NestedMemberPlan, ExtractBatch, NestedMemberAssemble, NestedMemberRecordFailure
-    assert len(tasks) == 6 + 2 * (5 + 4)
+    # top level: Plan, 2x ExtractBatch, Unpack, Assemble, RecordFailure, PlanOcr and the OCR Maps' three
+    # tasks twice (inline, manifest); in each of the two member Maps: MemberPlan, ExtractBatch, MemberUnpack,
+    # MemberAssemble, MemberRecordFailure, MemberPlanOcr, three OCR tasks, and in its nested member Map:
+    # NestedMemberPlan, ExtractBatch, NestedMemberAssemble, NestedMemberRecordFailure, PlanOcr, three OCR tasks
+    assert len(tasks) == 13 + 2 * (9 + 8)
     for name, state in tasks:
         retrier = next(r for r in state["Retry"] if set(r["ErrorEquals"]) >= LAMBDA_ERRORS)
         assert (retrier["MaxAttempts"], retrier["IntervalSeconds"], retrier["JitterStrategy"]) == (3, 2, "FULL"), name
@@ -156,12 +157,14 @@ def test_every_failure_is_recorded_by_the_assemble_function(definition: dict[str
 
 
 def test_plan_result_routes_the_document(definition: dict[str, Any]) -> None:
-    """ready -> choose a Map kind, archive -> Unpack, any terminal status -> Assemble directly."""
+    """ready -> choose a Map kind, archive -> Unpack, a picture -> straight to OCR, any terminal
+    status -> Assemble directly."""
     route = definition["States"]["RouteByPlanStatus"]
     assert definition["States"]["Plan"]["ResultPath"] == "$.plan"
     assert {(c["StringEquals"], c["Next"]) for c in route["Choices"]} == {
         ("ready", "ChooseMapKind"),
         ("archive", "Unpack"),
+        ("picture", "PlanOcr"),
     }
     assert route["Default"] == "Assemble"
     assert definition["States"]["Unpack"]["ResultPath"] == "$.unpack"
@@ -181,30 +184,32 @@ def test_archive_members_run_the_document_states_and_then_the_archive_is_assembl
     inline, distributed = top["ProcessMembersInline"], top["ProcessMembersDistributed"]
     assert inline["ItemsPath"] == "$.unpack.items"
     assert distributed["ItemReader"]["Parameters"] == {"Bucket.$": "$.bucket", "Key.$": "$.unpack.manifest_key"}
-    for members in (inline, distributed):
+    for members, member in ((inline, "Member"), (distributed, "ListedMember")):
         assert members["Next"] == "Assemble" and members["ResultPath"] is None
         states = members["ItemProcessor"]["States"]
-        assert members["ItemProcessor"]["StartAt"] == "MemberPlan"
-        assert states["MemberPlan"]["Catch"][0]["Next"] == "MemberRecordFailure"
-        assert states["MemberAssemble"]["Parameters"]["archive_path.$"] == "$.archive_path"
-        assert states["MemberRecordFailure"]["Parameters"]["parent_doc_id.$"] == "$.parent_doc_id"
+        assert members["ItemProcessor"]["StartAt"] == f"{member}Plan"
+        assert states[f"{member}Plan"]["Catch"][0]["Next"] == f"{member}RecordFailure"
+        assert states[f"{member}Assemble"]["Parameters"]["archive_path.$"] == "$.archive_path"
+        assert states[f"{member}RecordFailure"]["Parameters"]["parent_doc_id.$"] == "$.parent_doc_id"
 
 
 def test_an_archive_member_whose_plan_says_archive_is_unpacked_one_level_down(definition: dict[str, Any]) -> None:
     """A member the unpack step left as a file but whose plan says archive is unpacked, and its
     members processed inline; one level further down an archive goes to assemble (routes_at)."""
-    for members in ("ProcessMembersInline", "ProcessMembersDistributed"):
+    for members, member in (("ProcessMembersInline", "Member"), ("ProcessMembersDistributed", "ListedMember")):
         states = definition["States"][members]["ItemProcessor"]["States"]
-        route = states["MemberRouteByPlanStatus"]
-        assert ("archive", "MemberUnpack") in {(c["StringEquals"], c["Next"]) for c in route["Choices"]}
-        assert states["MemberUnpack"]["Next"] == "MemberProcessMembersInline"
-        assert states["MemberUnpack"]["Catch"][0]["Next"] == "MemberRecordFailure"
-        nested = states["MemberProcessMembersInline"]
-        assert nested["ItemsPath"] == "$.unpack.items" and nested["Next"] == "MemberAssemble"
+        route = states[f"{member}RouteByPlanStatus"]
+        assert ("archive", f"{member}Unpack") in {(c["StringEquals"], c["Next"]) for c in route["Choices"]}
+        assert states[f"{member}Unpack"]["Next"] == f"{member}ProcessMembersInline"
+        assert states[f"{member}Unpack"]["Catch"][0]["Next"] == f"{member}RecordFailure"
+        nested = states[f"{member}ProcessMembersInline"]
+        assert nested["ItemsPath"] == "$.unpack.items" and nested["Next"] == f"{member}Assemble"
         assert nested["ItemProcessor"]["ProcessorConfig"] == {"Mode": "INLINE"}
         deepest = nested["ItemProcessor"]["States"]
-        assert {c["StringEquals"] for c in deepest["NestedMemberRouteByPlanStatus"]["Choices"]} == {"ready"}
-        assert "NestedMemberUnpack" not in deepest
+        # a member of a member: no archive route (routes_at), a picture still goes to OCR
+        assert {c["StringEquals"] for c in deepest[f"Nested{member}RouteByPlanStatus"]["Choices"]} == {
+            "ready", "picture"}
+        assert f"Nested{member}Unpack" not in deepest
 
 
 def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: dict[str, Any]) -> None:
@@ -269,3 +274,60 @@ def test_committed_asl_file_is_the_built_definition() -> None:
     from infra.workflow import definition_text
 
     assert DEFINITION_PATH.read_text(encoding="utf-8") == definition_text()
+
+
+def test_state_names_are_unique_in_the_whole_definition(definition: dict[str, Any]) -> None:
+    """Step Functions wants every state name unique across the definition, Map processors included."""
+    names = [name for name, _ in all_states(definition)]
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_after_the_text_layer_only_documents_whose_ocr_mode_is_on_go_to_ocr(definition: dict[str, Any]) -> None:
+    """Both extract Maps continue to OcrWanted, which skips OCR for mode "off" (Plan.wants_ocr);
+    PlanOcr lists the pages under $.ocr, and a document with none goes straight to Assemble."""
+    top = definition["States"]
+    assert top["ExtractBatchesInline"]["Next"] == top["ExtractBatchesDistributed"]["Next"] == "OcrWanted"
+    wanted = top["OcrWanted"]
+    assert wanted["Choices"] == [{"Variable": "$.plan.ocr_mode", "StringEquals": "off", "Next": "Assemble"}]
+    assert wanted["Default"] == "PlanOcr"
+    plan_ocr = top["PlanOcr"]
+    assert plan_ocr["Resource"] == ARNS["OcrPlanFunctionArn"] and plan_ocr["ResultPath"] == "$.ocr"
+    assert plan_ocr["Parameters"]["plan.$"] == "$.plan"
+    choose = top["ChooseOcrMap"]
+    assert {"Variable": "$.ocr.page_count", "NumericEquals": 0, "Next": "Assemble"} in choose["Choices"]
+    assert {"Variable": "$.ocr.use_distributed_map", "BooleanEquals": True,
+            "Next": "OcrPagesOfManifest"} in choose["Choices"]
+    assert choose["Default"] == "OcrPagesInline"
+
+
+def test_ocr_pages_run_one_an_iteration_bounded_by_the_ocr_concurrency(definition: dict[str, Any]) -> None:
+    """The OCR Maps read their items from $.ocr (inline) or the manifest (distributed), at most
+    $.ocr.max_concurrency at a time (Settings.ocr_max_concurrency), then Assemble."""
+    top = definition["States"]
+    inline, by_manifest = top["OcrPagesInline"], top["OcrPagesOfManifest"]
+    assert inline["ItemsPath"] == "$.ocr.items"
+    assert inline["MaxConcurrencyPath"] == by_manifest["MaxConcurrencyPath"] == "$.ocr.max_concurrency"
+    assert by_manifest["ItemReader"]["Parameters"] == {"Bucket.$": "$.plan.bucket", "Key.$": "$.ocr.manifest_key"}
+    assert by_manifest["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert inline["Next"] == by_manifest["Next"] == "Assemble"
+
+
+def test_textract_throttling_is_retried_with_backoff_and_jitter_then_read_without_textract(
+    definition: dict[str, Any],
+) -> None:
+    """OcrThrottledError: retried with exponential backoff and full jitter; past the retries the
+    page is read again without Textract; any other failure is recorded on the page, so one page
+    never fails its document."""
+    states = definition["States"]["OcrPagesInline"]["ItemProcessor"]["States"]
+    read = states["InlineReadPage"]
+    throttled = next(r for r in read["Retry"] if r["ErrorEquals"] == ["OcrThrottledError"])
+    assert throttled["JitterStrategy"] == "FULL" and throttled["BackoffRate"] > 1 and throttled["MaxAttempts"] >= 3
+    assert read["Catch"][0] == {"ErrorEquals": ["OcrThrottledError"], "ResultPath": "$.throttled",
+                                "Next": "InlineReadPageWithoutTextract"}
+    assert read["Catch"][1] == {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
+                                "Next": "InlineRecordPageFailure"}
+    without = states["InlineReadPageWithoutTextract"]
+    assert all(r["ErrorEquals"] != ["OcrThrottledError"] for r in without["Retry"])
+    assert without["Catch"] == [read["Catch"][1]]
+    assert states["InlineRecordPageFailure"]["End"] is True
+    assert {s["Resource"] for s in states.values()} == {ARNS["OcrFunctionArn"]}

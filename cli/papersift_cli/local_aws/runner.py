@@ -29,8 +29,8 @@ from papersift_cli.local_aws.outcomes import Results
 from papersift_cli.local_aws.queue_poller import QueuePoller
 from papersift_cli.local_aws.resources import REGION, Resources, create_resources, function_name, state_machine_arn
 
-#: functions that call pdfium (page counts, text layers): run one at a time in this process
-PDFIUM_FUNCTIONS = frozenset({deployment.PLAN.name, deployment.EXTRACT.name})
+#: functions that call pdfium (page counts, text layers, pages drawn for OCR): run one at a time in this process
+PDFIUM_FUNCTIONS = frozenset({deployment.PLAN.name, deployment.EXTRACT.name, deployment.OCR.name})
 
 Handler = Callable[[Any, Any], Any]
 _FINISHED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")

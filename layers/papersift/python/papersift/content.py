@@ -54,6 +54,12 @@ class PageContent:
     records: list[dict[str, Any]] = field(default_factory=list)
     #: label of the unit when it is not a page ("Sheet1", "slide 3")
     label: str = ""
+    #: what OCR should read of this page ("page" or "pictures", papersift.ocr.routing), and why;
+    #: empty when the page needs no OCR or OCR is off
+    ocr_scope: str = ""
+    ocr_reason: str = ""
+    #: for "pictures": their boxes as fractions of the page (x0, y0, x1, y1 from the top left)
+    ocr_regions: list[list[float]] = field(default_factory=list)
 
     def to_markdown(self) -> str:
         body = self.markdown if self.markdown is not None else self.text
@@ -71,6 +77,7 @@ class PageContent:
         out["report"] = self.report.to_dict()
         out["tables"] = [asdict(table) for table in self.tables]
         out["records"] = [copy.deepcopy(record) for record in self.records]
+        out["ocr_regions"] = [list(box) for box in self.ocr_regions]
         return out
 
     @classmethod

@@ -422,6 +422,35 @@ class PdfHandle:
                                             laparams={"detect_vertical": True})
         return self._plumber
 
+    def pictures(self, number: int) -> PictureProbe | None:
+        """The page's pictures as OCR sees them (None when pdfium cannot read the page): see
+        :func:`probe_pictures`. Asked only when OCR is on: it walks every object of the page."""
+        if self.pdfium is None:
+            return None
+        return self._on_text_page(number, probe_pictures)
+
+    def cut_pages(self, numbers: list[int]) -> dict[int, bytes]:
+        """Pages as one-page PDFs of their own, unencrypted, their images as in the original (no
+        re-render): what OCR reads, and what Textract is sent. pdfium copies the page's objects,
+        so a page costs milliseconds whatever the document's size. Empty when pdfium cannot read
+        the document (OCR then draws the page from the whole file)."""
+        if self.pdfium is None or not numbers:
+            return {}
+        self._release_page()
+        cuts: dict[int, bytes] = {}
+        for number in numbers:
+            single = pdfium.PdfDocument.new()
+            try:
+                single.import_pages(self.pdfium, [number - 1])
+                out = io.BytesIO()
+                single.save(out)
+                cuts[number] = out.getvalue()
+            except pdfium.PdfiumError:
+                continue  # that page is drawn from the whole file instead
+            finally:
+                single.close()
+        return cuts
+
     def layout_text(self, number: int) -> str:
         """poppler's text of one page in visual row order (``-layout``)."""
         return self._pdftotext(number, "-layout")
@@ -484,6 +513,91 @@ class _Pdfminer:
         PDFPageInterpreter(self.resources, device).process_page(self.pages()[number - 1])
         layout = device.get_result()
         return "\n".join(box.get_text().strip("\n") for box in layout if isinstance(box, LTTextContainer))
+
+
+#: a picture on a page with a text layer is worth reading with OCR when it is at least this large
+#: (square points: 2 square inches, a pasted screenshot or a scanned paragraph; not a logo or an icon)
+MIN_PICTURE_AREA = 2 * 72 * 72
+#: ... and neither side is shorter than this (points): a rule or a border is no text
+MIN_PICTURE_SIDE = 0.4 * 72
+#: a picture with more text-layer characters over it than this is a background: its text is native
+MAX_CHARS_OVER_PICTURE = 10
+#: text render mode 3: glyphs drawn invisibly, which is how OCR tools lay their text over a scan
+INVISIBLE_RENDER_MODE = 3
+
+
+@dataclass(frozen=True)
+class PictureProbe:
+    """What a page with a text layer draws as pictures, for OCR's decisions."""
+
+    #: pictures that may hold text the layer lacks: large, with (almost) no text-layer characters
+    #: over them; boxes as fractions of the page as drawn (x0, y0, x1, y1 from the top left)
+    regions: tuple[tuple[float, float, float, float], ...]
+    #: share of the page covered by pictures, 0..1
+    image_area_ratio: float
+    #: share of the page's text objects drawn invisibly (render mode 3): an OCR layer over a scan
+    invisible_share: float
+
+
+def probe_pictures(raw_page: Any, textpage: Any) -> PictureProbe:
+    """The page's pictures and how its text is drawn, in one walk over its objects."""
+    c = pdfium_c
+    box = c.FS_RECTF()
+    if not c.FPDF_GetPageBoundingBox(raw_page, box):
+        return PictureProbe(regions=(), image_area_ratio=0.0, invisible_share=0.0)
+    page_box = (box.left, box.bottom, box.right, box.top)
+    width, height = max(box.right - box.left, 1.0), max(box.top - box.bottom, 1.0)
+    pictures: list[tuple[float, float, float, float]] = []
+    texts = [0, 0]  # text objects, of them invisible
+    _collect_pictures(raw_page, False, 0, page_box, pictures, texts)
+    area = sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in pictures)
+    rotation = c.FPDFPage_GetRotation(raw_page)
+    regions = []
+    for x0, y0, x1, y1 in pictures:
+        if (x1 - x0) * (y1 - y0) < MIN_PICTURE_AREA or min(x1 - x0, y1 - y0) < MIN_PICTURE_SIDE:
+            continue
+        over = c.FS_RECTF(x0, y1, x1, y0)
+        if nonspace_count(_bounded_text(textpage, over)) > MAX_CHARS_OVER_PICTURE:
+            continue
+        fractions = ((x0 - box.left) / width, (box.top - y1) / height, (x1 - box.left) / width, (box.top - y0) / height)
+        regions.append(_rotated_box(fractions, rotation))
+    return PictureProbe(regions=tuple(regions), image_area_ratio=min(area / (width * height), 1.0),
+                        invisible_share=texts[1] / texts[0] if texts[0] else 0.0)
+
+
+def _rotated_box(box: tuple[float, float, float, float], quarter_turns: int) -> tuple[float, float, float, float]:
+    """A box in page fractions (top-left origin) where it lands on the page as drawn, turned
+    ``quarter_turns`` times 90 degrees clockwise (the page's /Rotate)."""
+    x0, y0, x1, y1 = box
+    for _ in range(quarter_turns % 4):
+        x0, y0, x1, y1 = 1 - y1, x0, 1 - y0, x1
+    return (round(x0, 4), round(y0, 4), round(x1, 4), round(y1, 4))
+
+
+def _collect_pictures(parent: Any, is_form: bool, depth: int, page_box: tuple[float, float, float, float],
+                      pictures: list[tuple[float, float, float, float]], texts: list[int]) -> None:
+    c = pdfium_c
+    count_fn, get_fn = (
+        (c.FPDFFormObj_CountObjects, c.FPDFFormObj_GetObject)
+        if is_form
+        else (c.FPDFPage_CountObjects, c.FPDFPage_GetObject)
+    )
+    left, bottom, right, top = page_box
+    for i in range(count_fn(parent)):
+        obj = get_fn(parent, i)
+        kind = c.FPDFPageObj_GetType(obj)
+        if kind == c.FPDF_PAGEOBJ_TEXT:
+            texts[0] += 1
+            if c.FPDFTextObj_GetTextRenderMode(obj) == INVISIBLE_RENDER_MODE:
+                texts[1] += 1
+        elif kind == c.FPDF_PAGEOBJ_IMAGE:
+            x0, y0, x1, y1 = (ctypes.c_float() for _ in range(4))
+            if c.FPDFPageObj_GetBounds(obj, x0, y0, x1, y1):
+                clipped = (max(x0.value, left), max(y0.value, bottom), min(x1.value, right), min(y1.value, top))
+                if clipped[2] > clipped[0] and clipped[3] > clipped[1]:
+                    pictures.append(clipped)
+        elif kind == c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:
+            _collect_pictures(obj, True, depth + 1, page_box, pictures, texts)
 
 
 def probe_layout(raw_page: Any, width: float, height: float) -> LayoutProbe:

@@ -8,16 +8,13 @@ page text in the store under ``work/<doc_id>/``, never in the state.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from papersift import __version__, archives, cleaning, formats
 from papersift.content import PageContent
@@ -25,10 +22,22 @@ from papersift.errors import (
     EmptyInputError,
     InputError,
     LimitExceededError,
+    OcrThrottledError,
     PapersiftError,
     UnsupportedFormatError,
 )
+from papersift.ledger import (
+    Invocation,
+    Usage,
+    cost_ledger,
+    load_usage,
+    merge_ledgers,
+    record_usage,
+    workflow_transitions,
+)
 from papersift.listing import listing_attributes
+from papersift.ocr.pages import OcrEngines
+from papersift.ocr.stage import load_ocr_page, load_ocr_usage, plan_ocr, read_ocr_page
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
     DocumentStatus,
@@ -39,10 +48,11 @@ from papersift.report import (
     status_for_error,
 )
 from papersift.report_page import REPORT_PAGE_NAME, Thumbnail, pdf_thumbnails, render_report_page, thumbnail_pages
-from papersift.settings import Settings
+from papersift.settings import OCR_OFF, Settings
 from papersift.sniff import FileType, sniff
 from papersift.steps import (
     ARCHIVE,
+    PICTURE,
     READY,
     UNPACK_LEVELS,
     ArchiveListing,
@@ -52,6 +62,9 @@ from papersift.steps import (
     DocumentRef,
     ExtractResult,
     MemberEntry,
+    OcrItem,
+    OcrPlanRequest,
+    OcrRequest,
     Plan,
     Route,
     StepError,
@@ -63,71 +76,33 @@ from papersift.steps import (
     source_name_of,
 )
 from papersift.storage import ObjectStore
+from papersift.workfiles import (
+    OCR_INPUT_PDF,
+    OCR_INPUT_SOURCE,
+    Source,
+    batches_key,
+    get_json,
+    member_items_key,
+    members_key,
+    ocr_input_key,
+    ocr_prefix,
+    page_key,
+    plan_key,
+    put_json,
+    put_model,
+    read_source,
+    results_prefix,
+    work_prefix,
+)
 
 PAGE_SEPARATOR = "\f"
-
-
-# -- where things are ----------------------------------------------------------------------
-
-
-def work_prefix(doc_id: str) -> str:
-    return f"work/{doc_id}/"
-
-
-def results_prefix(doc_id: str) -> str:
-    return f"results/{doc_id}/"
-
-
-def page_key(doc_id: str, number: int) -> str:
-    return f"{work_prefix(doc_id)}pages/{number:05d}.json"
-
-
-def plan_key(doc_id: str) -> str:
-    return f"{work_prefix(doc_id)}plan.json"
-
-
-def batches_key(doc_id: str) -> str:
-    return f"{work_prefix(doc_id)}batches.json"
-
-
-def members_key(doc_id: str) -> str:
-    return f"{work_prefix(doc_id)}members.json"
-
-
-def member_items_key(doc_id: str) -> str:
-    return f"{work_prefix(doc_id)}member-items.json"
-
-
-def _put_json(store: ObjectStore, key: str, value: Any) -> None:
-    store.put(key, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json")
-
-
-def _put_model(store: ObjectStore, key: str, model: BaseModel) -> None:
-    store.put(key, model.model_dump_json().encode("utf-8"), "application/json")
-
-
-def _get_json(store: ObjectStore, key: str) -> Any:
-    return json.loads(store.get(key))
-
-
-@dataclass(frozen=True)
-class Source:
-    """A document's bytes and the settings for it: the deployment's with the upload's options
-    (S3 metadata) applied. Each step that reads the source decodes the options here, once."""
-
-    data: bytes
-    settings: Settings
-
-
-def read_source(store: ObjectStore, key: str, settings: Settings) -> Source:
-    data, metadata = store.get_with_metadata(key)
-    return Source(data, DocumentOptions.from_metadata(metadata).apply(settings))
 
 
 # -- plan ------------------------------------------------------------------------------
 
 
-def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings) -> Plan:
+def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
+                  invocation: Invocation | None = None) -> Plan:
     """Sniff the file and cut it into page batches. Bad input ends here with a final status
     and a reason instead of an exception, so the workflow records it."""
     started = time.perf_counter()
@@ -139,20 +114,25 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings) 
         if found["size"] > settings.max_file_bytes:
             raise LimitExceededError(f"file is {found['size']} bytes, over max_file_bytes={settings.max_file_bytes}")
         source = read_source(store, key, settings)
-        found["clean_text"] = source.settings.clean_text
+        found.update(clean_text=source.settings.clean_text, extract_tables=source.settings.extract_tables)
         file_type = sniff(source.data, request.source_name)
         found.update(kind=file_type.kind, mime=file_type.mime, detected_by=file_type.detected_by)
         if file_type.kind == "empty":
             raise EmptyInputError("the file is empty (0 bytes)")
+        found["ocr_mode"] = source.settings.ocr_mode
         if file_type.is_archive:
             found["status"] = ARCHIVE
         elif not formats.is_supported(file_type):
             raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
         else:
             pages = formats.count_pages(source.data, file_type, source.settings)
-            batches = page_batches(request, file_type.kind, pages, source.settings)
-            found.update(page_count=pages or 0, batches=batches, batch_count=len(batches),
-                         use_distributed_map=len(batches) > settings.distributed_map_threshold)
+            if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
+                # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
+                found.update(status=PICTURE, page_count=pages or 0)
+            else:
+                batches = page_batches(request, file_type.kind, pages, source.settings)
+                found.update(page_count=pages or 0, batches=batches, batch_count=len(batches),
+                             use_distributed_map=len(batches) > settings.distributed_map_threshold)
     except PapersiftError as exc:
         found.update(status=str(status_for_error(exc.code)), reason=str(exc), error_code=exc.code, batches=[],
                      batch_count=0, use_distributed_map=False)
@@ -160,7 +140,9 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings) 
                 max_concurrency=settings.max_concurrency, seconds=round(time.perf_counter() - started, 4))
     if plan.use_distributed_map:
         store.put(plan.manifest_key, manifest_json(plan.batches), "application/json")
-    _put_model(store, plan_key(doc_id), plan)
+    put_model(store, plan_key(doc_id), plan)
+    if invocation is not None:
+        record_usage(store, doc_id, invocation.usage(plan.seconds))
     if plan.use_distributed_map:
         # the Distributed Map reads batches from the manifest: keep the state small
         plan = plan.model_copy(update={"batches": []})
@@ -181,10 +163,12 @@ def page_batches(document: DocumentRef, kind: str, pages: int | None, settings: 
 # -- unpack (archives) -------------------------------------------------------------------
 
 
-def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Settings, scratch: Path) -> UnpackResult:
+def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Settings, scratch: Path,
+                   invocation: Invocation | None = None) -> UnpackResult:
     """Unpack an archive (nested ones included) and upload each member as a document of
     its own under ``members/<doc_id>/<path>``. Every member, processed or not, is recorded
     in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
+    started = time.perf_counter()
     doc_id = request.doc_id
     local_copy = scratch / "archive"
     metadata = store.download_file(request.key, local_copy)
@@ -209,7 +193,9 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
         members.append(entry)
     listing = ArchiveListing(status=str(result.status), reason=result.reason, unlisted=result.unlisted,
                              members=members)
-    _put_model(store, members_key(doc_id), listing)
+    put_model(store, members_key(doc_id), listing)
+    if invocation is not None:
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
     store.put(member_items_key(doc_id), manifest_json(items), "application/json")
     # an archive member's members are an inline Map inside its iteration (no Distributed Map there)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
@@ -222,9 +208,12 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
 # -- extract ---------------------------------------------------------------------------
 
 
-def extract_batch(store: ObjectStore, batch: Batch, settings: Settings) -> ExtractResult:
+def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
+                  invocation: Invocation | None = None) -> ExtractResult:
     """Extract one batch of pages into ``work/<doc_id>/pages/``. Pages already written by
-    an earlier try are skipped, so a retried batch does only the missing work."""
+    an earlier try are skipped, so a retried batch does only the missing work. Pages that need
+    OCR get their OCR input under ``work/<doc_id>/ocr/inputs/``."""
+    started = time.perf_counter()
     doc_id, first, last = batch.doc_id, batch.first_page, batch.last_page
     if batch.paged:
         resume = first_unwritten_page(store, doc_id, first, last)
@@ -237,13 +226,36 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings) -> Extra
         pages = formats.extract_units(source.data, file_type, source.settings, first, last if batch.paged else None)
     except InputError as exc:
         # the file is at fault: record why, the assemble step turns it into the document status
-        _put_json(store, f"{work_prefix(doc_id)}errors/{batch.batch_index:05d}.json",
+        put_json(store, f"{work_prefix(doc_id)}errors/{batch.batch_index:05d}.json",
                   ErrorRecord.from_exception(exc).__dict__)
         return ExtractResult(batch_index=batch.batch_index, pages=0, chars=0, error=exc.code)
+    # the OCR inputs first: a page JSON written means its OCR input is too (a retry resumes after it)
+    wanted = [p.number for p in pages if p.ocr_scope]
+    _put_ocr_inputs(store, doc_id, batch, source, wanted)
     for page in pages:
-        _put_json(store, page_key(doc_id, page.number), page.to_dict())
+        put_json(store, page_key(doc_id, page.number), page.to_dict())
+    if invocation is not None:
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started), batch.batch_index)
     return ExtractResult(batch_index=batch.batch_index, pages=len(pages),
-                         chars=sum(p.report.char_count for p in pages))
+                         chars=sum(p.report.char_count for p in pages), ocr_pages=len(wanted))
+
+
+def _put_ocr_inputs(store: ObjectStore, doc_id: str, batch: Batch, source: Source, numbers: list[int]) -> None:
+    """What OCR reads of each page that needs it: the page as a one-page PDF (small, and Textract
+    reads it as is), or a marker saying to draw the page from the whole file (pdfium could not cut it)."""
+    if not numbers:
+        return
+    cuts: dict[int, bytes] = {}
+    if batch.kind == "pdf":
+        from papersift.pdf_engines import PdfHandle
+
+        with PdfHandle(source.data, source.settings.passwords) as handle:
+            cuts = handle.cut_pages(numbers)
+    for number in numbers:
+        if number in cuts:
+            store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cuts[number], "application/pdf")
+        else:
+            store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", "application/octet-stream")
 
 
 def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int) -> int | None:
@@ -269,11 +281,20 @@ def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int)
 
 
 def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
-    keys = store.list_keys(f"{work_prefix(doc_id)}pages/")
-    return [PageContent.from_dict(_get_json(store, k)) for k in keys if k.endswith(".json")]
+    """The document's pages in page order: the text layer's, with OCR's pages laid over them
+    (a picture's pages come from OCR alone)."""
+    pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
+                                             for k in store.list_keys(f"{work_prefix(doc_id)}pages/")
+                                             if k.endswith(".json"))}
+    for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
+        if key.endswith(".json"):
+            page = load_ocr_page(store, key)
+            pages[page.number] = page
+    return [pages[number] for number in sorted(pages)]
 
 
-def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Settings) -> ExtractionReport:
+def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Settings,
+                      invocation: Invocation | None = None) -> ExtractionReport:
     """Join the pages into text.txt, document.md and report.json under results/<doc_id>/."""
     started = time.perf_counter()
     doc_id, failure = request.doc_id, request.error
@@ -281,9 +302,9 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     if plan is None and store.exists(plan_key(doc_id)):  # a Catch target: the plan step may have finished
         plan = Plan.model_validate_json(store.get(plan_key(doc_id)))
     if plan is not None and plan.route() is Route.UNPACK and failure is None:
-        return _assemble_archive(store, request, plan, settings, started)
+        return _assemble_archive(store, request, plan, settings, started, invocation)
     pages = load_pages(store, doc_id)
-    errors = [ErrorRecord(**_get_json(store, k)) for k in store.list_keys(f"{work_prefix(doc_id)}errors/")]
+    errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(f"{work_prefix(doc_id)}errors/")]
     report = _new_report(request, plan, settings)
     report.page_count = len(pages)
     report.pages = [p.report for p in pages]
@@ -293,13 +314,26 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     report.status, report.reason = _document_verdict(plan, pages, errors, failure)
     if failure is not None:
         report.errors.append(ErrorRecord(code=failure.error, reason=failure.reason))
-    ocr_cost = sum(p.report.ocr_cost_usd for p in pages)
-    report.cost = {"ocr_usd": round(ocr_cost, 6)}
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     write_results(store, report, pages)
     _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
-    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings))
+    usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
+    ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
+    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings),
+                   ledger=lambda seconds: cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)],
+                                                      transitions, settings,
+                                                      tables=plan.extract_tables if plan else False))
+
+
+def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
+    found = (load_ocr_usage(store, key) for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
+    return [usage for usage in found if usage is not None]
+
+
+def _own_usage(invocation: Invocation | None, seconds: float) -> list[Usage]:
+    return [invocation.usage(seconds)] if invocation is not None else []
 
 
 def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) -> ExtractionReport:
@@ -323,9 +357,12 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
 
 
 def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages: list[PageContent] | None = None,
-            thumbnails: list[Thumbnail] | None = None) -> ExtractionReport:
+            thumbnails: list[Thumbnail] | None = None,
+            ledger: Callable[[float], dict[str, Any]] | None = None) -> ExtractionReport:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
-    _put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
+    if ledger is not None:  # last: the ledger counts assemble's own time too
+        report.cost = ledger(time.perf_counter() - started)
+    put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_NAME}", page.encode("utf-8"), "text/html; charset=utf-8")
     return report
@@ -350,7 +387,7 @@ def member_tag(path: str) -> str:
 
 
 def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, settings: Settings,
-                      started: float) -> ExtractionReport:
+                      started: float, invocation: Invocation | None) -> ExtractionReport:
     """An archive's result is its members': their text under tag lines, and one member
     entry per archive member, with the member document's own status where it was processed."""
     doc_id = request.doc_id
@@ -361,16 +398,18 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
     texts: list[str] = []
     markdown: list[str] = []
+    ledgers: list[dict[str, Any]] = []
     for entry in listing.members:
         member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
                               doc_id=entry.doc_id)
         member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
         if member.doc_id and store.exists(member_prefix + "report.json"):
-            member_report = ExtractionReport.from_dict(_get_json(store, member_prefix + "report.json"))
+            member_report = ExtractionReport.from_dict(get_json(store, member_prefix + "report.json"))
             member.status, member.reason = member_report.status, member_report.reason
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
             report.page_count += member_report.page_count
             report.char_count += member_report.char_count
+            ledgers.append(member_report.cost)
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
             if member_report.char_count:  # a member without text adds no tag line, only its entry
@@ -384,7 +423,14 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")
     store.put(prefix + "document.md", "\n\n".join(markdown).encode("utf-8"), "text/markdown; charset=utf-8")
     _write_clean_text(store, doc_id, "\n\n".join(texts), plan, settings)
-    return _finish(store, report, started)
+    usage = load_usage(store, doc_id)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
+        return merge_ledgers([own, *ledgers])
+
+    return _finish(store, report, started, ledger=ledger)
 
 
 def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
@@ -459,7 +505,7 @@ def write_results(store: ObjectStore, report: ExtractionReport, pages: list[Page
     store.put(prefix + "text.txt", text.encode("utf-8"), "text/plain; charset=utf-8")
     store.put(prefix + "document.md", markdown.encode("utf-8"), "text/markdown; charset=utf-8")
     for page in pages:
-        _put_json(store, f"{prefix}pages/{page.number:05d}.json", page.to_dict())
+        put_json(store, f"{prefix}pages/{page.number:05d}.json", page.to_dict())
 
 
 # -- the DynamoDB view of a report -------------------------------------------------------
@@ -502,25 +548,59 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
 # -- all steps in one process ------------------------------------------------------------
 
 
-def process_document(store: ObjectStore, document: DocumentRef, settings: Settings, level: int = 0) -> ExtractionReport:
-    """Plan, extract every batch (or unpack and process every member) and assemble, in this
-    process: what the workflow does, routed by the same ``Plan.route``, for `papersift extract`.
-    ``level`` counts the archive steps above the document, as the workflow's nesting does."""
+def process_document(store: ObjectStore, document: DocumentRef, settings: Settings, level: int = 0, *,
+                     engines: OcrEngines | None = None,
+                     memory: Mapping[str, int] | None = None) -> ExtractionReport:
+    """Plan, extract every batch (or unpack and process every member), read the pages that need
+    OCR and assemble, in this process: what the workflow does, routed by the same ``Plan.route``
+    and ``Plan.wants_ocr``, for `papersift extract`. ``level`` counts the archive steps above the
+    document, as the workflow's nesting does. ``engines``: the OCR engines (none: pages that need
+    OCR say so); ``memory``: the deployed functions' memory (MB) by name, to estimate Lambda usage."""
+
+    def invocation(function: str) -> Invocation | None:
+        return Invocation(function, memory[function]) if memory and function in memory else None
+
     try:
-        plan = plan_document(store, document, settings)
+        plan = plan_document(store, document, settings, invocation("plan"))
         route = plan.route(level)
         if route is Route.EXTRACT:
             batches = plan.batches or read_manifest(store.get(plan.manifest_key), Batch)
             for batch in batches:
-                extract_batch(store, batch, settings)
+                extract_batch(store, batch, settings, invocation("extract"))
         elif route is Route.UNPACK:
             with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
-                                          Path(scratch))
+                                          Path(scratch), invocation("unpack"))
             items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
             for item in items:
-                process_document(store, item, settings, level + 1)
-        return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings)
+                process_document(store, item, settings, level + 1, engines=engines, memory=memory)
+        if route is Route.OCR or (route is Route.EXTRACT and plan.wants_ocr):
+            _read_ocr_pages(store, document, plan, settings, engines, invocation)
+        return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings,
+                                 invocation("assemble"))
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         failure = AssembleRequest(**document.ref.model_dump(), error=StepError.from_exception(exc))
-        return assemble_document(store, failure, settings)
+        return assemble_document(store, failure, settings, invocation("assemble"))
+
+
+def _read_ocr_pages(store: ObjectStore, document: DocumentRef, plan: Plan, settings: Settings,
+                    engines: OcrEngines | None, invocation: Callable[[str], Invocation | None]) -> None:
+    """The workflow's OCR stage in this process: plan, then each page as the OCR Map iteration
+    runs it, with its Catches (throttled past the retries: read without Textract; a failure:
+    recorded on the page)."""
+    ocr_plan = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings,
+                        invocation("ocr_plan"))
+    items = read_manifest(store.get(ocr_plan.manifest_key), OcrItem) if ocr_plan.use_distributed_map \
+        else ocr_plan.items
+    engines = engines or OcrEngines(tesseract=None, textract=None)
+    for item in items:
+        request = OcrRequest(**item.model_dump())
+        try:
+            try:
+                read_ocr_page(store, request, settings, engines, invocation("ocr"))
+            except OcrThrottledError as exc:
+                throttled = request.model_copy(update={"throttled": StepError.from_exception(exc)})
+                read_ocr_page(store, throttled, settings, engines, invocation("ocr"))
+        except Exception as exc:
+            failed = request.model_copy(update={"error": StepError.from_exception(exc)})
+            read_ocr_page(store, failed, settings, engines, invocation("ocr"))

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import io
 import math
+import threading
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
 
-from papersift.errors import EngineError
+from papersift.errors import CorruptInputError, EngineError, LimitExceededError
 from papersift.pdf_engines import PdfHandle
 
 #: 40 megapixels: an A0 poster at 150 dpi, a letter page at 660 dpi; 40 MB as 8-bit grey
@@ -42,7 +44,7 @@ class RenderedPage:
     image: Image.Image
     #: the resolution actually drawn: below the asked one when the pixel cap lowered it
     dpi: float
-    renderer: str  # "pdfium" or "poppler"
+    renderer: str  # "pdfium" or "poppler" (PDF pages), "pillow" (picture frames)
     #: the pixel cap lowered the resolution
     capped: bool
 
@@ -133,3 +135,93 @@ def _poppler_page_size(info: dict[str, object]) -> tuple[float, float]:
         return float(width), float(rest.split()[0])
     except (ValueError, IndexError):
         return 612.0, 792.0
+
+
+# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page ------------------------------
+
+#: what a picture may decode to before it is scaled down, in bytes: a 2400-dpi bilevel letter scan
+#: (20,400 x 26,400 px) decodes to ~540 MB as one byte a pixel; much beyond that is a bomb
+MAX_DECODED_PICTURE_BYTES = 1 << 30
+#: resolution assumed for a picture that does not say (a scanner's usual)
+DEFAULT_PICTURE_DPI = 300.0
+
+
+def picture_frame_count(data: bytes) -> int:
+    """Frames of a picture document (a multi-page TIFF has several); raises CorruptInputError
+    for bytes Pillow cannot read as a picture, LimitExceededError for a decompression bomb."""
+    with _open_picture(data) as picture:
+        _check_picture_size(picture, 1)
+        return max(int(getattr(picture, "n_frames", 1)), 1)
+
+
+def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: int = DEFAULT_MAX_PIXELS,
+                          grayscale: bool = True) -> Iterator[RenderedPage]:
+    """Frames ``numbers`` (1-based) of a picture as pages, scaled down to ``max_pixels`` at most.
+    JPEG decodes straight to the smaller size (its DCT can: no full-size copy in memory)."""
+    with _open_picture(data) as picture:
+        frames = max(int(getattr(picture, "n_frames", 1)), 1)
+        for number in numbers:
+            if not 1 <= number <= frames:
+                raise EngineError(f"frame {number} is outside the picture's 1..{frames}")
+            try:
+                picture.seek(number - 1)
+                _check_picture_size(picture, number)
+                yield _frame_page(picture, number, max_pixels, grayscale)
+            except (EngineError, LimitExceededError):
+                raise
+            except Exception as exc:
+                raise EngineError(f"frame {number} of the picture cannot be decoded: {exc}") from exc
+
+
+#: Pillow's decompression-bomb cap is one process-wide number (179 MP by default, under a 2400-dpi
+#: scan); papersift replaces it by its own per-frame byte cap, lifting Pillow's only while it opens
+_PILLOW_CAP_LOCK = threading.Lock()
+
+
+def _open_picture(data: bytes) -> Image.Image:
+    try:
+        with _PILLOW_CAP_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+            try:
+                return Image.open(io.BytesIO(data))
+            finally:
+                Image.MAX_IMAGE_PIXELS = saved
+    except Exception as exc:
+        raise CorruptInputError(f"not a readable picture: {exc}") from exc
+
+
+def _check_picture_size(picture: Image.Image, number: int) -> None:
+    width, height = picture.size
+    bytes_per_pixel = max(len(picture.getbands()), 1)
+    if width * height * bytes_per_pixel > MAX_DECODED_PICTURE_BYTES:
+        raise LimitExceededError(f"frame {number} is {width} x {height} px: it would decode to more than "
+                                 f"{MAX_DECODED_PICTURE_BYTES >> 20} MB")
+
+
+def _frame_page(picture: Image.Image, number: int, max_pixels: int, grayscale: bool) -> RenderedPage:
+    width, height = picture.size
+    dpi = _picture_dpi(picture)
+    scale = min(1.0, math.sqrt(max_pixels / max(width * height, 1)))
+    if scale < 1.0 and picture.format == "JPEG":
+        picture.draft("L" if grayscale else "RGB", (int(width * scale), int(height * scale)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        frame = picture.convert("L" if grayscale else "RGB")
+    if frame.width * frame.height > max_pixels:
+        factor = math.sqrt(max_pixels / (frame.width * frame.height))
+        frame = frame.resize((max(int(frame.width * factor), 1), max(int(frame.height * factor), 1)),
+                             Image.Resampling.LANCZOS)
+    drawn_dpi = dpi * frame.width / max(width, 1)
+    return RenderedPage(number=number, image=frame, dpi=drawn_dpi, renderer="pillow", capped=scale < 1.0)
+
+
+def _picture_dpi(picture: Image.Image) -> float:
+    """The resolution the picture declares (a scanner writes it), else DEFAULT_PICTURE_DPI. A
+    declared 1 or 72 dpi is a placeholder, not a measurement."""
+    declared = picture.info.get("dpi")
+    try:
+        value = float(declared[0]) if declared else 0.0
+    except (TypeError, ValueError, IndexError):
+        value = 0.0
+    return value if value >= 100 else DEFAULT_PICTURE_DPI

@@ -17,7 +17,8 @@ class PageStatus(StrEnum):
     CLEAN = "clean"  # text layer trusted as is
     RECOVERED = "recovered"  # a later engine fixed a suspect text layer
     NEEDS_OCR = "needs_ocr"  # no trustworthy text layer; OCR not run (mode off)
-    OCR = "ocr"  # text produced by OCR
+    OCR = "ocr"  # text produced by OCR (the whole page, or its pictures added to a sound text layer)
+    LOW_CONFIDENCE = "low_confidence"  # OCR ran but could not read the page with confidence: review it
     CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"  # suspect and nothing better found
     FAILED = "failed"  # every engine raised
     SKIPPED = "skipped"  # beyond max_pages
@@ -80,6 +81,24 @@ class EngineAttempt:
 
 
 @dataclass
+class OcrDetails:
+    """How OCR read a page: what a reader needs to judge the text, and to reproduce it."""
+
+    engine: str  # tesseract, textract
+    api: str | None = None  # the Textract operation (DetectDocumentText, AnalyzeDocument)
+    model: str | None = None  # the Tesseract model(s): eng+por+spa, deu, jpn_vert ...
+    script: str | None = None  # the script orientation and script detection named
+    orientation: int = 0  # degrees the picture was turned to read it upright
+    skew: float = 0.0  # degrees of skew corrected
+    confidence: float | None = None  # the engine's mean word confidence, 0..1
+    words: int = 0
+    dpi: float = 0.0  # the resolution the page was drawn at
+    renderer: str = ""  # pdfium, poppler, pillow
+    regions: int = 0  # pictures of a sound page whose text was added (0: the whole page was read)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class PageReport:
     number: int
     status: str
@@ -94,6 +113,8 @@ class PageReport:
     errors: list[ErrorRecord] = field(default_factory=list)
     tables: int = 0
     ocr_cost_usd: float = 0.0
+    #: set when OCR read the page (or its pictures)
+    ocr: OcrDetails | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``asdict(self)``, built flat: every field is a plain value or a list of flat records, and
@@ -102,6 +123,7 @@ class PageReport:
         out["signals"] = list(self.signals)
         out["attempts"] = [dict(vars(a), signals=list(a.signals)) for a in self.attempts]
         out["errors"] = [dict(vars(e)) for e in self.errors]
+        out["ocr"] = None if self.ocr is None else dict(vars(self.ocr), notes=list(self.ocr.notes))
         return out
 
     @classmethod
@@ -109,6 +131,7 @@ class PageReport:
         data = dict(data)
         data["attempts"] = [EngineAttempt(**a) for a in data.get("attempts", [])]
         data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]
+        data["ocr"] = OcrDetails(**data["ocr"]) if data.get("ocr") else None
         return cls(**data)
 
 

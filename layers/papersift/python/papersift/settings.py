@@ -17,7 +17,10 @@ from typing import Any
 
 from papersift.errors import SettingsError
 
-OCR_MODES = ("off", "local-first", "textract-first", "local-only", "textract-only")
+#: OCR modes (what each does: papersift.ocr.routing)
+OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY = (
+    "off", "local-first", "textract-first", "local-only", "textract-only")
+OCR_MODES = (OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY)
 #: how the API authenticates callers: IAM (SigV4) or an API key with a usage plan
 API_AUTH_MODES = ("iam", "api_key")
 #: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
@@ -41,12 +44,23 @@ class Settings:
     max_file_bytes: int = 512 * 1024 * 1024
     #: pages beyond this are not extracted; the report says so
     max_pages: int = 5000
-    #: OCR routing: off, local-first, textract-first, local-only, textract-only
-    ocr_mode: str = "off"
-    #: Tesseract language codes, joined with '+' when calling Tesseract
+    #: OCR routing for pages without a trustworthy text layer and for pictures (papersift.ocr.routing):
+    #: local-first (Tesseract; Textract only for pages Tesseract cannot read with confidence),
+    #: textract-first (Tesseract when Textract fails, is throttled past its retries or is unavailable),
+    #: local-only (no page leaves the account's Lambdas), textract-only (no Tesseract), off
+    ocr_mode: str = OCR_LOCAL_FIRST
+    #: Tesseract language codes for Latin-script pages (other scripts pick their model from the page)
     ocr_languages: tuple[str, ...] = ("eng", "por", "spa")
     #: render resolution for OCR
     ocr_dpi: int = 300
+    #: largest page picture drawn for OCR, in pixels: a larger page is drawn at a lower resolution
+    #: (40 MP: a letter page at 660 dpi; 40 MB as 8-bit grey, ~10x that inside Tesseract)
+    ocr_max_pixels: int = 40_000_000
+    #: OCR pages of one document read at a time. Textract's synchronous APIs default to a few
+    #: requests per second per account: size this so (running documents x this) stays within the quota
+    ocr_max_concurrency: int = 10
+    #: seconds one OCR engine may spend on one page before the page is given up with that reason
+    ocr_page_seconds: int = 120
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
@@ -60,6 +74,9 @@ class Settings:
     price_textract_detect_per_page: float = 0.0015
     price_textract_analyze_per_page: float = 0.015
     price_lambda_gb_second: float = 0.0000166667
+    price_lambda_request: float = 0.0000002
+    #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
+    price_state_transition: float = 0.000025
     #: API: IAM (SigV4) on every method, or an API key (usage plan, quota) on every method
     api_auth: str = "iam"
     #: API: stage throttling, steady requests per second and burst (also the usage plan's)
@@ -88,6 +105,9 @@ class Settings:
             "max_file_bytes",
             "max_pages",
             "ocr_dpi",
+            "ocr_max_pixels",
+            "ocr_max_concurrency",
+            "ocr_page_seconds",
             "max_archive_depth",
             "max_archive_members",
             "max_archive_total_bytes",
@@ -117,7 +137,8 @@ class Settings:
         for name in ("api_upload_url_seconds", "api_download_url_seconds"):
             if getattr(self, name) > 7 * 24 * 3600:
                 raise SettingsError(f"setting {name} must be at most 604800 (a SigV4 URL lives 7 days at most)")
-        for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second"):
+        for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second",
+                     "price_lambda_request", "price_state_transition"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"setting {name} must not be negative, got {getattr(self, name)!r}")
 

@@ -40,6 +40,14 @@ class FileType:
     def is_archive(self) -> bool:
         return self.kind in ARCHIVE_KINDS
 
+    @property
+    def is_picture(self) -> bool:
+        """A picture document: each frame is a page, and only OCR can read it."""
+        return self.kind in PICTURE_KINDS
+
+
+#: picture documents (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page
+PICTURE_KINDS = frozenset({"png", "jpeg", "tiff", "gif", "bmp", "webp"})
 
 ARCHIVE_KINDS = frozenset(
     {"zip", "7z", "rar", "tar", "gzip", "bzip2", "xz", "zstd", "lzma", "cab", "arj", "lzh", "iso", "cpio", "ar",

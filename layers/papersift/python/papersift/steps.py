@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from papersift.errors import SettingsError
 from papersift.report import DocumentStatus
-from papersift.settings import Settings
+from papersift.settings import OCR_OFF, Settings
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
 
@@ -177,13 +177,14 @@ class Route(StrEnum):
 
     EXTRACT = "extract"  # page batches through the extract step
     UNPACK = "unpack"  # an archive: unpack, then each member as a document
+    OCR = "ocr"  # a picture (PNG, JPEG, TIFF frames ...): straight to OCR, no text layer to read
     ASSEMBLE = "assemble"  # a final status already (encrypted, empty, unsupported, failed)
 
 
-READY, ARCHIVE = "ready", "archive"
+READY, ARCHIVE, PICTURE = "ready", "archive", "picture"
 #: plan status -> route; any other status is final and goes straight to assemble
-PLAN_ROUTES: Mapping[str, Route] = {READY: Route.EXTRACT, ARCHIVE: Route.UNPACK}
-PLAN_STATUSES = frozenset({READY, ARCHIVE, *(str(s) for s in DocumentStatus)})
+PLAN_ROUTES: Mapping[str, Route] = {READY: Route.EXTRACT, ARCHIVE: Route.UNPACK, PICTURE: Route.OCR}
+PLAN_STATUSES = frozenset({READY, ARCHIVE, PICTURE, *(str(s) for s in DocumentStatus)})
 #: archive levels the workflow unpacks: a dropped archive (level 0), and an archive member whose
 #: plan still says archive (level 1: one the unpack step left as a file). The unpack step expands
 #: nested archives itself, so a member of a member is an archive only when unpack could not tell.
@@ -234,6 +235,11 @@ class Plan(DocumentRef):
     max_concurrency: int = Field(ge=1)
     #: the upload's clean_text option, so assemble never reads the source again
     clean_text: bool = False
+    #: the upload's extract_tables option: OCR asks Textract for tables, the cost ledger prices them
+    extract_tables: bool = False
+    #: the document's OCR mode (Settings.ocr_mode with the upload's option applied): "off" skips the
+    #: OCR stage after the text layer
+    ocr_mode: str = OCR_OFF
     seconds: float = 0.0
 
     @field_validator("status")
@@ -247,6 +253,12 @@ class Plan(DocumentRef):
         """Where the document goes next, ``level`` archive levels down (see ``routes_at``)."""
         return routes_at(level).get(self.status, Route.ASSEMBLE)
 
+    @property
+    def wants_ocr(self) -> bool:
+        """After its text layer, the document goes through the OCR stage (the workflow's Choice
+        tests the same field against the same value)."""
+        return self.ocr_mode != OCR_OFF
+
 
 # -- extract -----------------------------------------------------------------------------
 
@@ -257,10 +269,66 @@ class ExtractResult(StepModel):
     batch_index: int
     pages: int
     chars: int
+    #: pages of the batch queued for OCR (their inputs are under work/<doc_id>/ocr/inputs/)
+    ocr_pages: int = 0
     #: every page was already written by an earlier try
     skipped: bool = False
     #: error code when the file itself is at fault (the reason is in work/<doc_id>/errors/)
     error: str | None = None
+
+
+# -- OCR ---------------------------------------------------------------------------------
+
+
+class OcrPlanRequest(DocumentRef):
+    """After the text layer (or straight from the plan, for a picture): which pages need OCR."""
+
+    plan: Plan
+
+
+class OcrItem(StepModel):
+    """One page for the OCR step: the picture or one-page PDF to read is ``input_key``; the
+    document's own options (mode, languages) are read from the source ``key``'s metadata."""
+
+    doc_id: str
+    bucket: str
+    key: str
+    kind: str
+    page: int = Field(ge=1)
+    input_key: str
+
+
+class OcrPlan(StepModel):
+    """The OCR plan step's result (``$.ocr``): the pages to read, inline or in an S3 manifest
+    (work/<doc_id>/ocr/items.json) past the Distributed Map threshold."""
+
+    page_count: int
+    use_distributed_map: bool
+    manifest_key: str
+    #: Settings.ocr_max_concurrency, read by the OCR Map (MaxConcurrencyPath)
+    max_concurrency: int = Field(ge=1)
+    #: empty in the state when ``use_distributed_map``
+    items: list[OcrItem] = Field(default_factory=list)
+
+
+class OcrRequest(OcrItem):
+    """An OCR Map iteration's input: the item, plus what a Catch added when the first try failed:
+    ``throttled`` (Textract refused for load past the retry budget: read the page without it) or
+    ``error`` (the step itself failed: record the page as failed with the reason)."""
+
+    throttled: StepError | None = None
+    error: StepError | None = None
+
+
+class OcrResult(StepModel):
+    """What the OCR step did with one page; the page JSON is under work/<doc_id>/ocr/pages/."""
+
+    page: int
+    status: str
+    engine: str | None
+    chars: int
+    #: the page was already read by an earlier try
+    skipped: bool = False
 
 
 # -- unpack ------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ class ObjectStore(Protocol):
 
     def exists(self, key: str) -> bool: ...
 
+    def metadata(self, key: str) -> dict[str, str]: ...
+
     def size(self, key: str) -> int: ...
 
     def list_keys(self, prefix: str) -> list[str]: ...
@@ -56,6 +58,10 @@ class S3ObjectStore:
 
     def size(self, key: str) -> int:
         return int(self.client.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
+
+    def metadata(self, key: str) -> dict[str, str]:
+        """The object's user metadata without its bytes (the per-upload options)."""
+        return dict(self.client.head_object(Bucket=self.bucket, Key=key).get("Metadata") or {})
 
     def list_keys(self, prefix: str) -> list[str]:
         keys: list[str] = []
@@ -122,6 +128,11 @@ class LocalDirStore:
 
     def size(self, key: str) -> int:
         return self._path(key).stat().st_size
+
+    def metadata(self, key: str) -> dict[str, str]:
+        if not self._path(key).is_file():
+            raise FileNotFoundError(key)
+        return self._read_meta(key)
 
     def list_keys(self, prefix: str) -> list[str]:
         base = self.root

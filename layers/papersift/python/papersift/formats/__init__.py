@@ -1,7 +1,8 @@
 """Dispatch from a FileType to the extractor of its family.
 
-Two shapes of extractor exist. Paged formats (PDF) can be split into batches of pages
-that run in parallel Lambdas: ``pdf.page_count`` and ``pdf.extract_pages``. Every other
+Two shapes of extractor exist. Paged formats (PDF, and pictures, whose frames are pages) can be
+split into batches of pages that run in parallel Lambdas: ``pdf.page_count`` and
+``pdf.extract_pages``, ``image.frame_count`` and ``image.extract_frames``. Every other
 format is extracted whole in one call, ``extract(data, settings) -> list[PageContent]``,
 returning one unit per page-like thing it has (a sheet, a slide, or the whole text).
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from papersift.content import PageContent
 from papersift.errors import UnsupportedFormatError
 from papersift.settings import Settings
-from papersift.sniff import FileType
+from papersift.sniff import PICTURE_KINDS, FileType
 
 WholeExtractor = Callable[[bytes, Settings], list[PageContent]]
 
@@ -41,7 +42,7 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "ole-encrypted": "papersift.decryption:extract_encrypted_office",
 }
 
-PAGED_KINDS = frozenset({"pdf"})
+PAGED_KINDS = frozenset({"pdf", *PICTURE_KINDS})
 
 
 def _resolve(target: str) -> WholeExtractor:
@@ -60,6 +61,10 @@ def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | N
         from papersift.formats import pdf
 
         return pdf.page_count(data, settings)
+    if file_type.kind in PICTURE_KINDS:
+        from papersift.formats import image
+
+        return image.frame_count(data, settings)
     return None
 
 
@@ -71,6 +76,11 @@ def extract_units(
         from papersift.formats import pdf
 
         return pdf.extract_pages(data, settings, first, last if last is not None else pdf.page_count(data, settings))
+    if file_type.kind in PICTURE_KINDS:
+        from papersift.formats import image
+
+        frames = last if last is not None else image.frame_count(data, settings)
+        return image.extract_frames(data, settings, first, frames)
     target = WHOLE_DOCUMENT_EXTRACTORS.get(file_type.kind)
     if target is None:
         raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from papersift.content import PageContent, Table
+from papersift.ocr.routing import INVISIBLE_LAYER_SHARE, ocr_need
 from papersift.pdf_engines import (
     LayoutProbe,
     PdfHandle,
@@ -28,7 +29,7 @@ from papersift.pdf_engines import (
 from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence
 from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text, nonspace_count
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
-from papersift.settings import Settings
+from papersift.settings import OCR_OFF, Settings
 
 __all__ = ["extract_pages", "page_count"]
 
@@ -155,7 +156,25 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         errors=work.errors,
         tables=len(tables),
     )
-    return PageContent(number=number, text=text, report=report, tables=tables)
+    page = PageContent(number=number, text=text, report=report, tables=tables)
+    if settings.ocr_mode != OCR_OFF:
+        _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
+    return page
+
+
+def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:
+    """Say on the page what OCR should read of it (routing.ocr_need decides); the pictures of a
+    sound page are probed only here, when OCR is on."""
+    status = page.report.status
+    pictures = handle.pictures(page.number) if status in (PageStatus.CLEAN, PageStatus.RECOVERED) else None
+    need = ocr_need(status, score, regions=pictures.regions if pictures else (),
+                    image_area_ratio=pictures.image_area_ratio if pictures else 0.0,
+                    invisible_share=pictures.invisible_share if pictures else 0.0)
+    if pictures is not None and pictures.invisible_share >= INVISIBLE_LAYER_SHARE:
+        page.report.signals.append("invisible_text_layer")
+    if need is not None:
+        page.ocr_scope, page.ocr_reason = need.scope, need.reason
+        page.ocr_regions = [list(box) for box in need.regions]
 
 
 def _final_text(text: str) -> str:

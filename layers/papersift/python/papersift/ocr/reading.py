@@ -42,3 +42,20 @@ class OcrReading:
     #: what the engine decided on the way and why, for the page's report ("re-read with deu:
     #: confidence 0.91 against 0.78 with eng+por+spa", "OSD found too few characters")
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def reading_to_dict(reading: OcrReading) -> dict[str, object]:
+    """JSON of a reading, so a retried OCR step reuses what an engine already read."""
+    out = dict(vars(reading))
+    out["tables"] = [dict(vars(table)) for table in reading.tables]
+    out["notes"] = list(reading.notes)
+    return out
+
+
+def reading_from_dict(data: dict[str, object]) -> OcrReading:
+    values = dict(data)
+    tables = values.pop("tables", [])
+    notes = values.pop("notes", [])
+    assert isinstance(tables, list) and isinstance(notes, list)
+    return OcrReading(**values, tables=tuple(Table(**table) for table in tables),  # type: ignore[arg-type]
+                      notes=tuple(str(note) for note in notes))

@@ -1,0 +1,321 @@
+"""OCR of one page: the engines in the mode's order, the verdict on what they read, and the page
+that results, merged with what the text layer gave.
+
+A page is read whole (its text layer is missing or broken, or it is a picture) or, for a page
+whose text layer is sound, only its pictures (a scanned annex, a screenshot): the native text is
+kept and what OCR reads in the pictures is added after it. Either way the page's report keeps
+every attempt, the text layer's and OCR's, and says which engine produced the text and why it
+can or cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from PIL import Image
+
+from papersift.content import PageContent
+from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
+from papersift.ocr import pictures
+from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
+from papersift.ocr.routing import PICTURES, EngineOrder
+from papersift.quality import TextVerdict, assess_text
+from papersift.rendering import RenderedPage
+from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus
+
+#: mean word confidence below which an OCR reading is not trusted (Tesseract's on clean scans is
+#: 0.85-0.95, on noisy real-world scans 0.6-0.8; Textract's is 0.95+ on what it reads well)
+TRUSTED_CONFIDENCE = 0.7
+#: a picture with less ink than this (share of dark pixels) is a blank page
+BLANK_INK_SHARE = 0.002
+#: a picture region must give at least this many words to add its text to a sound page
+MIN_PICTURE_WORDS = 3
+#: an OCR reading replaces a text layer only when it scores at least this much higher
+REPLACE_MARGIN = 0.05
+
+#: reads one picture with the given Tesseract languages
+PictureReader = Callable[[Image.Image, Sequence[str]], OcrReading]
+#: reads one page with Textract: the one-page PDF when there is one, else the picture; with tables
+#: (AnalyzeDocument) when the document asked for them
+PageReader = Callable[[RenderedPage, "bytes | None", bool], OcrReading]
+
+
+@dataclass(frozen=True)
+class OcrEngines:
+    """The engines a deployment has: Tesseract (None when its binary is missing) and Textract
+    (None when no client is configured, e.g. a local run)."""
+
+    tesseract: PictureReader | None
+    textract: PageReader | None
+    #: why Textract is missing, for the page's report ("no Textract client is configured")
+    textract_missing: str = "no Textract client is configured"
+
+
+@dataclass(frozen=True)
+class OcrTask:
+    """One page to read."""
+
+    number: int
+    picture: RenderedPage
+    #: the page as a one-page PDF (Textract reads it as is, its images at their own resolution)
+    pdf: bytes | None
+    #: the text layer's page (None for a picture document)
+    text_layer: PageContent | None
+    #: "page" or "pictures" (routing.WHOLE_PAGE / PICTURES); pictures: ``regions`` are read
+    scope: str
+    regions: tuple[tuple[float, float, float, float], ...] = ()
+    #: why the text layer sent the page to OCR
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class _Judged:
+    reading: OcrReading
+    verdict: TextVerdict
+
+    @property
+    def trusted(self) -> bool:
+        return not self.verdict.suspect
+
+
+def judge_reading(reading: OcrReading, ink: float) -> TextVerdict:
+    """OCR text gets the verdict any text layer gets, and the engine's word confidence on top:
+    low confidence is not trusted, and a reading with no text is never taken for sound text
+    unless the picture is blank."""
+    text = reading.text
+    if not text.strip():
+        if ink < BLANK_INK_SHARE:
+            return TextVerdict(score=1.0, suspect=False, corrupt=False, signals=("empty", "blank_page"),
+                               reason=f"blank page: {ink:.2%} of the picture is ink")
+        return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "no_words"), confidence=0.5,
+                           reason=f"no text found: {ink:.1%} of the picture is ink but {reading.engine} recognised "
+                                  f"no word (a picture without words, or text it cannot read)")
+    verdict = assess_text(text)
+    confidence = reading.confidence
+    if confidence is None:
+        return verdict
+    if confidence < TRUSTED_CONFIDENCE:
+        return replace(verdict, suspect=True, score=min(verdict.score, confidence), confidence=confidence,
+                       signals=(*verdict.signals, "low_ocr_confidence"),
+                       reason=f"{reading.engine} read it with low confidence ({confidence:.2f} mean word "
+                              f"confidence, {TRUSTED_CONFIDENCE} needed); {verdict.reason}")
+    return replace(verdict, score=min(verdict.score, confidence), confidence=min(verdict.confidence, confidence))
+
+
+def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languages: Sequence[str],
+              tables: bool = False, skip_textract: str = "") -> PageContent:
+    """Read one page with the engines of ``order``: the first trusted reading ends it; an engine
+    that fails or cannot be used hands the page to the next; a reading that is not trusted does
+    too when the mode says so (local-first). ``skip_textract`` names why Textract is out for this
+    page (throttled past the workflow's retries). Raises OcrThrottledError when Textract refuses
+    for load, so the workflow retries the page with backoff (engines that read before it are
+    the caller's to remember: see ``OcrEngines``)."""
+    if skip_textract:
+        order = order.without(TEXTRACT)
+    if task.scope == PICTURES:
+        return _read_pictures(task, order, engines, languages, skip_textract)
+    reader = functools.partial(_read, engines=engines, languages=languages, tables=tables)
+    started = time.perf_counter()
+    ink = pictures.ink_share(task.picture.image)
+    attempts: list[EngineAttempt] = []
+    errors: list[ErrorRecord] = []
+    notes: list[str] = [f"Textract not used: {skip_textract}"] if skip_textract else []
+    readings: list[_Judged] = []
+    for engine in order.engines:
+        try:
+            reading = reader(engine, task.picture, task.pdf)
+        except OcrThrottledError:
+            raise  # the workflow retries the page with backoff; past its retries, without Textract
+        except OcrUnavailableError as exc:  # a warning, not an error of the page: the next engine reads it
+            _note_once(notes, f"{engine} not used: {exc}")
+            continue
+        except PapersiftError as exc:
+            errors.append(ErrorRecord.from_exception(exc, engine=engine, page=task.number))
+            attempts.append(EngineAttempt(engine=engine, chars=0, score=0.0, seconds=0.0, error=str(exc)))
+            continue
+        judged = _Judged(reading, judge_reading(reading, ink))
+        readings.append(judged)
+        attempts.append(_attempt(judged))
+        if judged.trusted or not order.past_untrusted:
+            break
+    return _whole_page(task, readings, attempts, errors, notes, started)
+
+
+def _note_once(notes: list[str], note: str) -> None:
+    if note not in notes:
+        notes.append(note)
+
+
+def _read(engine: str, picture: RenderedPage, pdf: bytes | None, *, engines: OcrEngines,
+          languages: Sequence[str], tables: bool = False) -> OcrReading:
+    if engine == TESSERACT:
+        if engines.tesseract is None:
+            raise OcrUnavailableError("Tesseract is not installed here")
+        return engines.tesseract(picture.image, languages)
+    if engines.textract is None:
+        raise OcrUnavailableError(engines.textract_missing)
+    return engines.textract(picture, pdf, tables)
+
+
+def _attempt(judged: _Judged) -> EngineAttempt:
+    reading = judged.reading
+    return EngineAttempt(engine=_engine_name(reading), chars=len(reading.text), score=round(judged.verdict.score, 4),
+                         seconds=round(reading.seconds, 4), signals=list(judged.verdict.signals))
+
+
+def _engine_name(reading: OcrReading) -> str:
+    return reading.engine if reading.api is None else f"{reading.engine}:{reading.api}"
+
+
+def _best(readings: list[_Judged]) -> _Judged | None:
+    """Trust beats doubt, then the higher score; ties keep the earlier engine."""
+    best: _Judged | None = None
+    for judged in readings:
+        if best is None or (judged.trusted, judged.verdict.score) > (best.trusted, best.verdict.score):
+            best = judged
+    return best
+
+
+def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttempt], errors: list[ErrorRecord],
+                notes: list[str], started: float) -> PageContent:
+    layer = task.text_layer
+    base = layer.report if layer is not None else None
+    best = _best(readings)
+    all_attempts = [*(base.attempts if base else []), *attempts]
+    all_errors = [*(base.errors if base else []), *errors]
+    if best is None:
+        return _unread(task, all_attempts, all_errors, notes, started)
+    verdict = best.verdict
+    if layer is not None and base is not None and _layer_stands(layer, best):
+        # the text layer reads better than OCR did (an invisible layer of fair quality): keep it
+        report = replace(base, attempts=all_attempts, errors=all_errors,
+                         reason=f"{base.reason}; OCR read no better ({_engine_name(best.reading)} scored "
+                                f"{verdict.score:.2f})", seconds=round(base.seconds + _since(started), 4),
+                         ocr=_details(best.reading, task, notes))
+        return replace(layer, report=report, ocr_scope="", ocr_reason="", ocr_regions=[])
+    if best.trusted:
+        status = PageStatus.OCR
+        reason = f"{_engine_name(best.reading)} read the page: {verdict.reason}"
+    else:
+        status = PageStatus.LOW_CONFIDENCE
+        reason = f"OCR could not read the page with confidence: {verdict.reason}"
+    if task.reason:
+        reason = f"{reason} (sent to OCR: {task.reason})"
+    text = best.reading.text
+    report = PageReport(
+        number=task.number, status=str(status), engine=best.reading.engine, char_count=len(text),
+        confidence=round(verdict.confidence if best.reading.confidence is None
+                         else min(verdict.confidence, best.reading.confidence), 3),
+        reason=reason, seconds=round((base.seconds if base else 0.0) + _since(started), 4),
+        signals=[*verdict.signals, *(s for s in (base.signals if base else []) if s not in verdict.signals)],
+        language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
+        ocr=_details(best.reading, task, notes),
+    )
+    return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
+                       label=layer.label if layer is not None else "")
+
+
+def _layer_stands(layer: PageContent, best: _Judged) -> bool:
+    """A sound text layer (an earlier OCR's invisible layer of doubtful quality, sent to be read
+    again) is replaced only by a trusted reading that scores clearly higher; a layer that was
+    missing or broken always gives way."""
+    if layer.report.status not in (PageStatus.CLEAN, PageStatus.RECOVERED) or not layer.text.strip():
+        return False
+    return not (best.trusted and best.verdict.score >= assess_text(layer.text).score + REPLACE_MARGIN)
+
+
+def _unread(task: OcrTask, attempts: list[EngineAttempt], errors: list[ErrorRecord], notes: list[str],
+            started: float) -> PageContent:
+    """No engine produced a reading: the page fails when an engine tried and failed on it, and
+    still needs OCR when none could be used; the text layer's text, if any, is kept either way."""
+    layer = task.text_layer
+    why = "; ".join([*(f"{e.engine}: {e.reason}" for e in errors), *notes]) or "no OCR engine is available"
+    if errors:  # an engine tried and failed (or the service rejected the page)
+        status, reason = PageStatus.FAILED, f"OCR failed on the page: {why}"
+    else:
+        status, reason = PageStatus.NEEDS_OCR, f"OCR needed but not done: {why}"
+    text = layer.text if layer is not None else ""
+    report = PageReport(number=task.number, status=str(status), engine=layer.report.engine if layer else None,
+                        char_count=len(text), confidence=0.0, reason=reason,
+                        seconds=round((layer.report.seconds if layer else 0.0) + _since(started), 4),
+                        signals=list(layer.report.signals if layer else ["image_only"]), attempts=attempts,
+                        errors=errors, language=layer.report.language if layer else None)
+    return PageContent(number=task.number, text=text, report=report, label=layer.label if layer is not None else "")
+
+
+def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, languages: Sequence[str],
+                   skip_textract: str) -> PageContent:
+    """The pictures of a sound page: each region is read like a page of its own (a throttled
+    Textract leaves that region to the next engine or unread); text from regions read with
+    confidence is added after the native text. The native text is never replaced."""
+    layer = task.text_layer
+    assert layer is not None, "a page whose pictures are read has a text layer"
+    started = time.perf_counter()
+    texts: list[str] = []
+    attempts: list[EngineAttempt] = []
+    errors: list[ErrorRecord] = []
+    used: list[OcrReading] = []
+    notes: list[str] = [f"Textract not used: {skip_textract}"] if skip_textract else []
+    width, height = task.picture.image.size
+    for index, (x0, y0, x1, y1) in enumerate(task.regions, start=1):
+        box = (x0 * width, y0 * height, x1 * width, y1 * height)
+        region = replace(task.picture, image=pictures.cropped(task.picture.image, box, margin=8))
+        ink = pictures.ink_share(region.image)
+        for engine in order.engines:
+            try:
+                reading = _read(engine, region, None, engines=engines, languages=languages)
+            except OcrThrottledError:
+                raise
+            except OcrUnavailableError as exc:
+                _note_once(notes, f"{engine} not used: {exc}")
+                continue
+            except PapersiftError as exc:
+                errors.append(ErrorRecord.from_exception(exc, engine=engine, page=task.number))
+                continue
+            judged = _Judged(reading, judge_reading(reading, ink))
+            attempt = _attempt(judged)
+            attempt.signals.append(f"picture {index} of {len(task.regions)}")
+            attempts.append(attempt)
+            if judged.trusted and reading.words >= MIN_PICTURE_WORDS:
+                texts.append(reading.text)
+                used.append(reading)
+                break
+            # a picture in which an engine found no word at all is a photo or a chart: it is not
+            # sent on to another engine (Textract would bill for it)
+            if not order.past_untrusted or reading.words == 0:
+                break
+    report = layer.report
+    seconds = round(report.seconds + _since(started), 4)
+    all_attempts, all_errors = [*report.attempts, *attempts], [*report.errors, *errors]
+    if not texts:
+        notes.append(f"no text read with confidence in {len(task.regions)} picture(s)")
+        details = _details(used[0], task, notes) if used else None
+        kept = replace(report, attempts=all_attempts, errors=all_errors, seconds=seconds, ocr=details)
+        return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[])
+    engines_used = sorted({r.engine for r in used})
+    text = "\n\n".join([layer.text, *texts]) if layer.text.strip() else "\n\n".join(texts)
+    confidence = min([report.confidence, *(r.confidence for r in used if r.confidence is not None)])
+    merged = replace(
+        report, status=str(PageStatus.OCR), engine="+".join([report.engine or "text-layer", *engines_used]),
+        char_count=len(text), confidence=round(confidence, 3), seconds=seconds,
+        reason=f"text layer kept ({report.reason.rstrip('.')}); {'+'.join(engines_used)} read "
+               f"{len(texts)} of {len(task.regions)} picture(s) on the page and their text follows it",
+        signals=[*report.signals, "hybrid"], attempts=all_attempts, errors=all_errors,
+        ocr=_details(used[0], task, notes, regions=len(texts)),
+    )
+    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[])
+
+
+def _details(reading: OcrReading, task: OcrTask, notes: list[str], regions: int = 0) -> OcrDetails:
+    return OcrDetails(engine=reading.engine, api=reading.api, model=reading.language, script=reading.script,
+                      orientation=reading.orientation, skew=round(reading.skew, 2),
+                      confidence=None if reading.confidence is None else round(reading.confidence, 3),
+                      words=reading.words, dpi=round(task.picture.dpi, 1), renderer=task.picture.renderer,
+                      regions=regions, notes=[*notes, *reading.notes])
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

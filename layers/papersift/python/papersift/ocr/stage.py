@@ -1,0 +1,213 @@
+"""The workflow's OCR stage as plain functions over an ObjectStore, like ``papersift.pipeline``:
+``plan_ocr`` lists the pages to read (after the text layer, or every frame of a picture) and
+``read_ocr_page`` reads one of them, writing ``work/<doc_id>/ocr/pages/<n>.json``, which assemble
+lays over the text layer's page. States carry page numbers and keys, never text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from PIL import Image
+
+from papersift.content import PageContent
+from papersift.errors import PapersiftError
+from papersift.ledger import Invocation, Usage, record_usage
+from papersift.ocr.pages import OcrEngines, OcrTask, PictureReader, read_page
+from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
+from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
+from papersift.rendering import RenderedPage, render_page, render_picture_frames
+from papersift.report import ErrorRecord, PageReport, PageStatus
+from papersift.settings import Settings
+from papersift.sniff import PICTURE_KINDS
+from papersift.steps import (
+    DocumentOptions,
+    OcrItem,
+    OcrPlan,
+    OcrPlanRequest,
+    OcrRequest,
+    OcrResult,
+    manifest_json,
+)
+from papersift.storage import ObjectStore
+from papersift.workfiles import (
+    OCR_INPUT_PDF,
+    OCR_INPUT_SOURCE,
+    get_json,
+    ocr_items_key,
+    ocr_page_key,
+    ocr_prefix,
+    page_key,
+)
+
+
+def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
+             invocation: Invocation | None = None) -> OcrPlan:
+    """The pages OCR reads: every frame of a picture, else the pages the text layer sent (their
+    inputs under ``work/<doc_id>/ocr/inputs/``). Past the Distributed Map threshold the items
+    go to an S3 manifest instead of the state (a member's OCR Map is inline: always in the state)."""
+    started = time.perf_counter()
+    plan, doc_id = request.plan, request.doc_id
+    items: list[OcrItem] = []
+    base = {"doc_id": doc_id, "bucket": request.bucket, "key": request.key, "kind": plan.kind}
+    if plan.kind in PICTURE_KINDS:
+        items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, min(plan.page_count,
+                                                                                         settings.max_pages) + 1)]
+    else:
+        for key in store.list_keys(f"{ocr_prefix(doc_id)}inputs/"):
+            stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
+            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
+                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
+    items.sort(key=lambda item: item.page)
+    distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
+    if distributed:
+        store.put(ocr_items_key(doc_id), manifest_json(items), "application/json")
+    if invocation is not None:
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
+    return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
+                   max_concurrency=settings.ocr_max_concurrency, items=[] if distributed else items)
+
+
+def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, engines: OcrEngines,
+                  invocation: Invocation | None = None) -> OcrResult:
+    """Read one page with OCR and write it to ``work/<doc_id>/ocr/pages/<n>.json`` (a page already
+    there is skipped: a retried iteration does nothing twice). With ``request.error`` (a Catch's)
+    the page is recorded as failed with the reason, its text layer kept; with
+    ``request.throttled`` it is read without Textract."""
+    started = time.perf_counter()
+    doc_id, number = request.doc_id, request.page
+    out_key = ocr_page_key(doc_id, number)
+    if store.exists(out_key):
+        page = load_ocr_page(store, out_key)
+        return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
+                         chars=page.report.char_count, skipped=True)
+    layer = _text_layer(store, doc_id, number)
+    if request.error is not None:
+        page = _failed(number, layer, f"the OCR step failed: {request.error.reason}", request.error.error)
+    else:
+        doc_settings = DocumentOptions.from_metadata(store.metadata(request.key)).apply(settings)
+        try:
+            task = _task(store, request, layer, doc_settings)
+        except PapersiftError as exc:  # the page cannot be drawn: it fails, the document goes on
+            page = _failed(number, layer, f"the page could not be drawn for OCR: {exc}", exc.code)
+        else:
+            skip = f"Textract refused for load past the retries ({request.throttled.reason})" \
+                if request.throttled is not None else ""
+            cached = _remembering(store, doc_id, number, engines)
+            page = read_page(task, engine_order(doc_settings.ocr_mode), cached, languages=doc_settings.ocr_languages,
+                             tables=doc_settings.extract_tables, skip_textract=skip)
+            page.report.ocr_cost_usd = _textract_cost(page.report, doc_settings)
+    usage = invocation.usage(time.perf_counter() - started) if invocation is not None else None
+    store.put(out_key, json.dumps({"page": page.to_dict(), "usage": usage.to_dict() if usage else None},
+                                  ensure_ascii=False).encode("utf-8"), "application/json")
+    return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
+                     chars=page.report.char_count)
+
+
+def load_ocr_page(store: ObjectStore, key: str) -> PageContent:
+    return PageContent.from_dict(get_json(store, key)["page"])
+
+
+def load_ocr_usage(store: ObjectStore, key: str) -> Usage | None:
+    usage = get_json(store, key).get("usage")
+    return Usage(**usage) if usage else None
+
+
+def _text_layer(store: ObjectStore, doc_id: str, number: int) -> PageContent | None:
+    key = page_key(doc_id, number)
+    return PageContent.from_dict(get_json(store, key)) if store.exists(key) else None
+
+
+def _task(store: ObjectStore, request: OcrRequest, layer: PageContent | None, settings: Settings) -> OcrTask:
+    """The page drawn for OCR: page 1 of its one-page PDF, a frame of a picture, or the page of
+    the whole PDF when pdfium could not cut it (then drawn by poppler if need be)."""
+    number, dpi, cap = request.page, settings.ocr_dpi, settings.ocr_max_pixels
+    pdf: bytes | None = None
+    if request.kind in PICTURE_KINDS:
+        data = store.get(request.input_key)
+        picture = next(render_picture_frames(data, [number], max_pixels=cap))
+    elif request.input_key != request.key:
+        pdf = store.get(request.input_key)
+        picture = _renumbered(render_page(pdf, 1, dpi=dpi, max_pixels=cap), number)
+    else:
+        picture = render_page(store.get(request.key), number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
+    scope = layer.ocr_scope if layer is not None and layer.ocr_scope else WHOLE_PAGE
+    regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope == PICTURES else ()
+    return OcrTask(number=number, picture=picture, pdf=pdf, text_layer=layer, scope=scope,
+                   regions=regions,  # type: ignore[arg-type]  # four floats each, as written
+                   reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
+
+
+def _renumbered(picture: RenderedPage, number: int) -> RenderedPage:
+    return RenderedPage(number=number, image=picture.image, dpi=picture.dpi, renderer=picture.renderer,
+                        capped=picture.capped)
+
+
+def _remembering(store: ObjectStore, doc_id: str, number: int, engines: OcrEngines) -> OcrEngines:
+    """The same engines, with Tesseract's readings kept under ``work/<doc_id>/ocr/readings/``: when
+    Textract refuses for load after Tesseract read the page (local-first), the workflow's retry
+    reads the stored reading instead of running Tesseract again."""
+    if engines.tesseract is None:
+        return engines
+    calls = [0]
+    tesseract: PictureReader = engines.tesseract
+
+    def remembered(image: Image.Image, languages: Sequence[str]) -> OcrReading:
+        calls[0] += 1
+        key = f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{calls[0]}.json"
+        if store.exists(key):
+            return reading_from_dict(get_json(store, key))
+        reading = tesseract(image, languages)
+        store.put(key, json.dumps(reading_to_dict(reading), ensure_ascii=False).encode("utf-8"), "application/json")
+        return reading
+
+    return OcrEngines(tesseract=remembered, textract=engines.textract, textract_missing=engines.textract_missing)
+
+
+def _textract_cost(report: PageReport, settings: Settings) -> float:
+    from papersift.ledger import textract_calls, textract_price
+
+    return round(sum(n * textract_price(api, settings) for api, n in textract_calls([report]).items()), 6)
+
+
+def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> PageContent:
+    """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
+    record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
+    if layer is not None:
+        report = PageReport(**{**vars(layer.report), "status": str(PageStatus.FAILED), "reason": reason,
+                               "errors": [*layer.report.errors, record]})
+        return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label)
+    report = PageReport(number=number, status=str(PageStatus.FAILED), engine=None, char_count=0, confidence=0.0,
+                        reason=reason, signals=["image_only"], errors=[record])
+    return PageContent(number=number, text="", report=report)
+
+
+def _textract_document(picture: RenderedPage, pdf: bytes | None) -> Any:
+    """The one-page PDF (the page's own images, at their resolution) when it is within Textract's
+    synchronous limits, else the picture drawn for OCR."""
+    from papersift.ocr import textract
+
+    inches = max(picture.image.size) / max(picture.dpi, 1.0)
+    if pdf is not None and len(pdf) <= textract.MAX_DOCUMENT_BYTES and inches * 72 <= textract.MAX_PDF_PAGE_POINTS:
+        return textract.PageDocument(pdf, "pdf", ("the page as a one-page PDF",))
+    return textract.page_picture(picture.image)
+
+
+def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrEngines:
+    """Tesseract when its binary is installed here, Textract through ``textract_client`` when one
+    is given (the handler creates it; a local run has none)."""
+    from papersift.ocr import tesseract, textract
+
+    reader = textract.TextractReader(textract_client)
+
+    def read_with_textract(picture: RenderedPage, pdf: bytes | None, tables: bool) -> OcrReading:
+        return reader.read(_textract_document(picture, pdf), tables=tables)
+
+    local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
+        if shutil.which("tesseract") else None
+    return OcrEngines(tesseract=local, textract=read_with_textract if textract_client is not None else None)

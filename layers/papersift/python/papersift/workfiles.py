@@ -1,0 +1,92 @@
+"""Where a document's files are in the bucket, and reading and writing them: the layout every
+step shares (docs/architecture.md, "Object layout in the bucket").
+
+``work/<doc_id>/`` holds what the steps pass each other through S3 (plans, manifests, page JSON,
+OCR inputs and pages, usage records) and expires; ``results/<doc_id>/`` holds what users read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from papersift.settings import Settings
+from papersift.steps import DocumentOptions
+from papersift.storage import ObjectStore
+
+
+def work_prefix(doc_id: str) -> str:
+    return f"work/{doc_id}/"
+
+
+def results_prefix(doc_id: str) -> str:
+    return f"results/{doc_id}/"
+
+
+def page_key(doc_id: str, number: int) -> str:
+    return f"{work_prefix(doc_id)}pages/{number:05d}.json"
+
+
+def plan_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}plan.json"
+
+
+def batches_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}batches.json"
+
+
+def members_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}members.json"
+
+
+def member_items_key(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}member-items.json"
+
+
+#: an OCR input: the page cut as a one-page PDF, or an empty marker "draw it from the source"
+OCR_INPUT_PDF, OCR_INPUT_SOURCE = "pdf", "source"
+
+
+def ocr_prefix(doc_id: str) -> str:
+    return f"{work_prefix(doc_id)}ocr/"
+
+
+def ocr_input_key(doc_id: str, number: int, kind: str) -> str:
+    return f"{ocr_prefix(doc_id)}inputs/{number:05d}.{kind}"
+
+
+def ocr_page_key(doc_id: str, number: int) -> str:
+    return f"{ocr_prefix(doc_id)}pages/{number:05d}.json"
+
+
+def ocr_items_key(doc_id: str) -> str:
+    return f"{ocr_prefix(doc_id)}items.json"
+
+
+def put_json(store: ObjectStore, key: str, value: Any) -> None:
+    store.put(key, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json")
+
+
+def put_model(store: ObjectStore, key: str, model: BaseModel) -> None:
+    store.put(key, model.model_dump_json().encode("utf-8"), "application/json")
+
+
+def get_json(store: ObjectStore, key: str) -> Any:
+    return json.loads(store.get(key))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A document's bytes and the settings for it: the deployment's with the upload's options
+    (S3 metadata) applied. Each step that reads the source decodes the options here, once."""
+
+    data: bytes
+    settings: Settings
+
+
+def read_source(store: ObjectStore, key: str, settings: Settings) -> Source:
+    data, metadata = store.get_with_metadata(key)
+    return Source(data, DocumentOptions.from_metadata(metadata).apply(settings))
