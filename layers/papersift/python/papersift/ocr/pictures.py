@@ -164,9 +164,8 @@ def text_lines(gray: Image.Image, *, max_skew: float = MAX_SKEW) -> TextLines:
                 best_angle, best = angle, score
     if best < upright * SKEW_GAIN:
         best_angle = 0.0
-    straight = _rotated(ink, best_angle)
-    heights = _line_runs(straight)
-    line_height = median(heights) / factor if heights else None
+    heights = _line_runs(_rotated(ink, best_angle))
+    line_height = _typical(heights) / factor if heights else None
     return TextLines(skew=round(best_angle, 2), line_height=line_height, lines=len(heights))
 
 
@@ -194,7 +193,7 @@ def text_size(gray: Image.Image) -> float | None:
     ink = _ink_mask(scaled(gray, factor) if factor < 1.0 else gray)
     if ink is None:
         return None
-    runs = [median(heights) for heights in (_line_runs(ink), _line_runs(ink.transpose(Image.Transpose.ROTATE_90)))
+    runs = [_typical(heights) for heights in (_line_runs(ink), _line_runs(ink.transpose(Image.Transpose.ROTATE_90)))
             if heights]
     return min(runs) / factor if runs else None
 
@@ -210,6 +209,14 @@ def _percentile(histogram: list[int], share: float) -> int:
         if seen >= target:
             return level
     return len(histogram) - 1
+
+
+def _typical(heights: list[int]) -> float:
+    """The median line height, leaving out the slivers a strip cuts off a line (the end of a
+    descender, a full stop, an accent above a capital) that would otherwise pull it down."""
+    ordered = sorted(heights)
+    tall = ordered[(3 * len(ordered)) // 4]
+    return float(median(height for height in ordered if height >= 0.4 * tall))
 
 
 def _ink_mask(gray: Image.Image) -> Image.Image | None:
@@ -231,7 +238,7 @@ def _rotated(mask: Image.Image, clockwise: float) -> Image.Image:
 
 def _row_means(mask: Image.Image) -> list[int]:
     column = mask.resize((1, mask.height), Image.Resampling.BOX)
-    return list(column.getdata())
+    return list(column.tobytes())  # mode L: one byte a row
 
 
 def _sharpness(mask: Image.Image, clockwise: float) -> float:

@@ -64,11 +64,17 @@ READ_LINE_HEIGHT = 32.0
 UPSCALE_BELOW = 22.0
 DOWNSCALE_ABOVE = 90.0
 MAX_UPSCALE = 4.0
+#: a picture is shrunk only when this many line runs (over the profile's four strips) agree on
+#: the size of its print, and never below MIN_DOWNSCALE (a drawing's shapes gave 8 runs 312 px
+#: high: shrunk, Tesseract read "Op" in them; small print may sit beside large type)
+MIN_LINES_TO_SHRINK = 12
+MIN_DOWNSCALE = 0.4
 #: a picture is cut to the box around its ink when that box covers less than this share of it
 CROP_BELOW = 0.8
-#: OSD's copy is never enlarged beyond this many pixels, nor enlarged by less than OSD_MIN_UPSCALE
-#: (a 300-dpi page is classified as well at its own size, and twice as fast as at 1.2x)
-OSD_MAX_PIXELS = 6_000_000
+#: OSD's copy never has more pixels than this (an A4 page at 300 dpi has 8.7 M; a 40 MP poster is
+#: shrunk), and is not enlarged by less than OSD_MIN_UPSCALE (a 300-dpi page is classified as well
+#: at its own size, and twice as fast as at 1.2x)
+OSD_MAX_PIXELS = 12_000_000
 OSD_MIN_UPSCALE = 1.5
 #: what an enlargement may grow a picture to (the renderer's cap)
 MAX_READ_PIXELS = 40_000_000
@@ -172,7 +178,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         gray = gray.crop(box)  # a sparse page: layout analysis and OSD then see only the print
     with tempfile.TemporaryDirectory(prefix="papersift-ocr-") as workdir:
         files = _Files(Path(workdir))
-        orientation = Orientation(note="orientation not detected: asked not to")
+        orientation = Orientation(note="OSD skipped: the caller says the picture is upright")
         if detect_orientation and "osd" in models:
             orientation = _orientation(gray, files, timeout_seconds)
         elif detect_orientation:
@@ -187,6 +193,8 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         best = _best(reads, notes)
         if len(candidates) == 1 and (orientation.script in (None, "Latin") or best.language == configured):
             best = _latin_reread(best, path, configured, models, timeout_seconds, notes)
+    if not best.words:
+        notes.add(f"no words found; ink covers {pictures.ink_share(gray):.1%} of the picture")
     return OcrReading(
         engine=TESSERACT, text=best.text, confidence=best.confidence, words=best.words,
         seconds=round(time.perf_counter() - started, 3), language=best.language, script=orientation.script,
@@ -293,18 +301,19 @@ def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientatio
     picture holds too few characters for Tesseract's default."""
     height = pictures.text_size(gray)
     if height is None:
-        return Orientation(note="orientation not detected: no lines of print found")
+        return Orientation(note="orientation not detected (no print found on the picture): read upright")
     low, high = OSD_SCALE_RANGE
     factor = min(max(OSD_LINE_HEIGHT / height, low), high)
-    if factor > 1.0:
-        budget = (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5
-        factor = min(factor, budget) if factor >= OSD_MIN_UPSCALE else 1.0
+    if 1.0 < factor < OSD_MIN_UPSCALE:
+        factor = 1.0
+    factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5)
     path = files.write(pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray)
     found = _osd(path, "", timeout)
     if isinstance(found, str) and _TOO_FEW_CHARACTERS in found:
         found = _osd(path, f"-c min_characters_to_try={OSD_FEW_CHARACTERS}", timeout)
     if isinstance(found, str):
-        return Orientation(note=f"orientation not detected, read upright: {found}")
+        reason = "too few characters for OSD" if found == _TOO_FEW_CHARACTERS else found
+        return Orientation(note=f"orientation not detected ({reason}): read upright")
     if found.rotate and found.confidence < MIN_ORIENTATION_CONFIDENCE:
         note = (f"OSD proposes a turn of {found.rotate} degrees with confidence {found.confidence:.1f}: "
                 "too weak, read upright")
@@ -356,8 +365,8 @@ def _straightened(upright: Image.Image, notes: _Notes) -> tuple[Image.Image, flo
     if height < UPSCALE_BELOW:
         budget = (MAX_READ_PIXELS / max(picture.width * picture.height, 1)) ** 0.5
         factor = min(READ_LINE_HEIGHT / height, MAX_UPSCALE, max(budget, 1.0))
-    elif height > DOWNSCALE_ABOVE:
-        factor = READ_LINE_HEIGHT / height
+    elif height > DOWNSCALE_ABOVE and lines.lines >= MIN_LINES_TO_SHRINK:
+        factor = max(READ_LINE_HEIGHT / height, MIN_DOWNSCALE)
     if abs(factor - 1.0) > 0.1:
         notes.add(f"lines of print {height:.0f} px high: read at {factor:.2f}x")
         picture = pictures.scaled(picture, factor)
