@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   tesseract-ocr tesseract-ocr-eng tesseract-ocr-por tesseract-ocr-spa
+  tesseract-ocr-osd tesseract-ocr-deu tesseract-ocr-fra   # OSD (orientation, script); the Latin re-read
+  tesseract-ocr-ara tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-chi-sim   # models OSD's script picks
   poppler-utils poppler-data
   p7zip-full unar libarchive-tools cabextract arj lhasa zstd cpio binutils
   gcab lzip ncompress   # test fixtures: archive formats we must read but no Python lib writes
@@ -19,7 +21,7 @@ for bin in tesseract pdftotext 7z unar bsdtar cabextract arj lha zstd cpio ar an
            chromium curl jq; do
   command -v "$bin" >/dev/null 2>&1 || need_apt=1
 done
-for lang in eng por spa; do
+for lang in eng por spa osd deu fra ara jpn jpn_vert chi_sim; do
   [ -e "/usr/share/tesseract-ocr/5/tessdata/$lang.traineddata" ] || need_apt=1
 done
 python_bin="${PYTHON:-python3}"
