@@ -60,7 +60,8 @@ from papersift.storage import S3ObjectStore
 MAX_MEMBERS_SHOWN = 1000
 #: page status -> the item's counter of it (pipeline.document_item)
 PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_ocr": "pages_needs_ocr",
-                 "ocr": "pages_ocr", "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
+                 "ocr": "pages_ocr", "low_confidence": "pages_low_confidence",
+                 "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
 #: result kind -> (its file under results/<doc_id>/, its content type)
 RESULT_FILES: Mapping[str, tuple[str, str]] = {
     "text": ("text.txt", "text/plain; charset=utf-8"),

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -482,7 +483,7 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     counts = Counter(p.report.status for p in pages)
     total = len(pages)
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
-    review = bad + counts[PageStatus.NEEDS_OCR]
+    review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
     if bad == total:
         return str(DocumentStatus.CORRUPT_UNRECOVERABLE), f"no page of {total} has usable text"
     if review:
@@ -492,9 +493,10 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
         engines = ", ".join(sorted({p.report.engine for p in pages if p.report.engine})) or "no engine"
         return str(DocumentStatus.EMPTY), f"no text found in {total} unit(s) ({engines})"
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
-        return (str(DocumentStatus.PARTIALLY_RECOVERED),
-                f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine, "
-                f"{counts[PageStatus.OCR]} by OCR, of {total}")
+        how = [f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine"] \
+            if counts[PageStatus.RECOVERED] else []
+        how += [f"{counts[PageStatus.OCR]} page(s) read by OCR"] if counts[PageStatus.OCR] else []
+        return str(DocumentStatus.PARTIALLY_RECOVERED), f"{', '.join(how)} of {total}, all trusted"
     return str(DocumentStatus.CLEAN), f"all {total} page(s) have a trusted text layer"
 
 
@@ -529,6 +531,7 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "pages_recovered": counts[PageStatus.RECOVERED],
         "pages_needs_ocr": counts[PageStatus.NEEDS_OCR],
         "pages_ocr": counts[PageStatus.OCR],
+        "pages_low_confidence": counts[PageStatus.LOW_CONFIDENCE],
         "pages_corrupt": counts[PageStatus.CORRUPT_UNRECOVERABLE],
         "pages_failed": counts[PageStatus.FAILED],
         "char_count": report.char_count,
@@ -537,12 +540,22 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "report_key": prefix + "report.json",
         "updated_at": report.created_at,
         "member_count": len(report.members),
+        # the cost ledger (DynamoDB takes numbers as Decimal)
+        "cost": _decimals(report.cost),
         **listing_attributes(report.status, report.source.get("parent_doc_id")),
     }
     for extra in ("parent_doc_id", "archive_path"):
         if report.source.get(extra):
             item[extra] = report.source[extra]
     return item
+
+
+def _decimals(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {key: _decimals(item) for key, item in value.items()}
+    return value
 
 
 # -- all steps in one process ------------------------------------------------------------

@@ -34,6 +34,7 @@ SUSPECT_PAGE_STATUSES: tuple[str, ...] = (
     PageStatus.FAILED,
     PageStatus.CORRUPT_UNRECOVERABLE,
     PageStatus.NEEDS_OCR,
+    PageStatus.LOW_CONFIDENCE,
     PageStatus.OCR,
     PageStatus.RECOVERED,
 )

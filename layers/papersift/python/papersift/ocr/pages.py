@@ -29,6 +29,10 @@ from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport,
 #: mean word confidence below which an OCR reading is not trusted (Tesseract's on clean scans is
 #: 0.85-0.95, on noisy real-world scans 0.6-0.8; Textract's is 0.95+ on what it reads well)
 TRUSTED_CONFIDENCE = 0.7
+#: OCR text with few dictionary words is trusted only above this word confidence: misreads of a
+#: known language look like "a language we have no dictionary for" to the text verdict, and come
+#: with middling confidence; code or names read well come with high confidence
+FEW_WORDS_CONFIDENCE = 0.85
 #: a picture with less ink than this (share of dark pixels) is a blank page
 BLANK_INK_SHARE = 0.002
 #: a picture region must give at least this many words to add its text to a sound page
@@ -102,6 +106,11 @@ def judge_reading(reading: OcrReading, ink: float) -> TextVerdict:
                        signals=(*verdict.signals, "low_ocr_confidence"),
                        reason=f"{reading.engine} read it with low confidence ({confidence:.2f} mean word "
                               f"confidence, {TRUSTED_CONFIDENCE} needed); {verdict.reason}")
+    if "low_confidence" in verdict.signals and confidence < FEW_WORDS_CONFIDENCE:
+        return replace(verdict, suspect=True, score=min(verdict.score, confidence), confidence=confidence,
+                       signals=(*verdict.signals, "low_ocr_confidence"),
+                       reason=f"few dictionary words, read with {confidence:.2f} mean word confidence "
+                              f"({FEW_WORDS_CONFIDENCE} needed for such text): misreads are likely")
     return replace(verdict, score=min(verdict.score, confidence), confidence=min(verdict.confidence, confidence))
 
 

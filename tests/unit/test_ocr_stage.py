@@ -1,0 +1,172 @@
+"""The OCR stage over a store: which pages it plans, what one page's step writes, and how a retried
+or failed page ends; then whole documents through `papersift extract`'s path with the real
+Tesseract on small scans built in code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from pdf_factory import text_pdf
+from PIL import Image
+from scan_factory import image_bytes, scanned_pdf, text_image
+from test_ocr_pages import GOOD, FakeEngine, engines, reading
+
+from papersift.errors import OcrThrottledError
+from papersift.ocr.reading import TESSERACT, TEXTRACT
+from papersift.ocr.stage import default_engines, plan_ocr, read_ocr_page
+from papersift.pipeline import extract_batch, plan_document, process_document
+from papersift.settings import Settings
+from papersift.steps import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.storage import LocalDirStore
+from papersift.workfiles import ocr_page_key
+
+needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
+
+
+def drop(store: LocalDirStore, tmp_path: Path, name: str, data: bytes) -> DocumentRef:
+    source = tmp_path / name
+    source.write_bytes(data)
+    key = f"incoming/{name}"
+    store.upload_file(source, key)
+    return DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name)
+
+
+def mixed_document() -> bytes:
+    """Page 1 native text, page 2 a scan of text: only page 2 needs OCR."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for part in (text_pdf([["A native first page with enough plain words to be trusted as it is written.",
+                            "Its text layer is sound, and no engine but pdfium reads it."]]),
+                 scanned_pdf([text_image()])):
+        for page in PdfReader(__import__("io").BytesIO(part)).pages:
+            writer.add_page(page)
+    out = __import__("io").BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def planned_after_text_layer(store: LocalDirStore, document: DocumentRef, settings: Settings) -> OcrRequest:
+    plan = plan_document(store, document, settings)
+    for batch in plan.batches:
+        extract_batch(store, batch, settings)
+    ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings)
+    assert [item.page for item in ocr.items] == [2]
+    return OcrRequest(**ocr.items[0].model_dump())
+
+
+def test_only_the_pages_the_text_layer_sends_are_planned_each_with_its_one_page_pdf(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    assert request.input_key.endswith("/ocr/inputs/00002.pdf")
+    cut = store.get(request.input_key)
+    assert cut.startswith(b"%PDF") and len(cut) < len(mixed_document())
+
+
+def test_a_picture_is_planned_frame_by_frame_straight_from_the_plan(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    frames = [text_image(), text_image(["Second frame of the picture."])]
+    out = __import__("io").BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    document = drop(store, tmp_path, "scan.tif", out.getvalue())
+    plan = plan_document(store, document, settings)
+    assert (plan.status, plan.page_count, plan.batches) == ("picture", 2, [])
+    ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings)
+    assert [(item.page, item.input_key) for item in ocr.items] == [(1, document.key), (2, document.key)]
+
+
+def test_with_ocr_off_a_picture_is_extracted_as_pages_that_need_ocr(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings(ocr_mode="off")
+    document = drop(store, tmp_path, "scan.png", image_bytes(text_image()))
+    report = process_document(store, document, settings)
+    assert [p.status for p in report.pages] == ["needs_ocr"]
+    assert "ocr_mode=off" in report.pages[0].reason and report.status == "needs_review"
+
+
+def test_a_page_read_once_is_not_read_again_by_a_retried_iteration(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    tesseract = FakeEngine(reading(TESSERACT))
+    first = read_ocr_page(store, request, settings, engines(tesseract))
+    again = read_ocr_page(store, request, settings, engines(tesseract))
+    assert (first.status, first.skipped, again.skipped) == ("ocr", False, True)
+    assert len(tesseract.calls) == 1
+
+
+def test_tesseracts_reading_is_kept_when_textract_is_throttled_so_the_retry_does_not_read_again(
+    tmp_path: Path,
+) -> None:
+    """local-first: Tesseract reads with low confidence, Textract refuses for load; the workflow's
+    retry finds Tesseract's reading stored and only calls Textract again."""
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    tesseract = FakeEngine(reading(TESSERACT, GOOD, confidence=0.5))
+    textract = FakeEngine(OcrThrottledError("ThrottlingException: Rate exceeded"))
+    with pytest.raises(OcrThrottledError):
+        read_ocr_page(store, request, settings, engines(tesseract, textract))
+    textract.answer = reading(TEXTRACT, GOOD, confidence=0.99, api="DetectDocumentText")
+    result = read_ocr_page(store, request, settings, engines(tesseract, textract))
+    assert (result.status, result.engine) == ("ocr", "textract")
+    assert len(tesseract.calls) == 1 and len(textract.calls) == 2
+
+
+def test_a_failed_ocr_step_records_the_page_as_failed_and_keeps_its_text_layer(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    failed = request.model_copy(update={"error": StepError.model_validate(
+        {"Error": "MemoryError", "Cause": '{"errorMessage": "out of memory"}'})})
+    result = read_ocr_page(store, failed, settings, engines())
+    assert result.status == "failed"
+    page = json.loads(store.get(ocr_page_key(request.doc_id, 2)))["page"]
+    assert "the OCR step failed: MemoryError: out of memory" in page["report"]["reason"]
+
+
+@needs_tesseract
+def test_a_scanned_page_is_read_by_tesseract_and_the_native_page_is_not_ocred(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    document = drop(store, tmp_path, "mixed.pdf", mixed_document())
+    report = process_document(store, document, settings, engines=default_engines(None, page_seconds=60),
+                              memory={"plan": 1024, "extract": 3008, "ocr_plan": 512, "ocr": 3008, "assemble": 2048})
+    native, scanned = report.pages
+    assert (native.status, native.engine, native.ocr) == ("clean", "pdfium", None)
+    assert all(a.engine == "pdfium" for a in native.attempts)
+    assert (scanned.status, scanned.engine) == ("ocr", "tesseract")
+    assert "quick brown fox" in store.get(f"results/{document.doc_id}/text.txt").decode()
+    assert report.status == "partially_recovered"
+    cost = report.cost
+    assert cost["pages_by_engine"] == {"pdfium": 1, "tesseract": 1} and cost["textract_pages"] == {}
+    assert set(cost["lambda_gb_seconds"]) == {"plan", "extract", "ocr_plan", "ocr", "assemble"}
+    assert cost["usd_all_textract"] == 2 * settings.price_textract_detect_per_page
+    # Plan, RouteByPlanStatus, ChooseMapKind, the batch Map and its one batch, OcrWanted, PlanOcr,
+    # ChooseOcrMap, the OCR Map and its one page, Assemble
+    assert cost["state_transitions"] == 11
+    assert cost["usd"]["total"] == pytest.approx(sum(v for k, v in cost["usd"].items() if k != "total"), abs=1e-6)
+
+
+@needs_tesseract
+def test_an_upside_down_picture_is_turned_and_read(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    upside_down = text_image(rotate=180)
+    document = drop(store, tmp_path, "photo.png", image_bytes(upside_down))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert page.status == "ocr" and page.ocr is not None and page.ocr.orientation == 180
+    assert "quick brown fox" in store.get(f"results/{document.doc_id}/text.txt").decode()
+
+
+def test_a_picture_that_is_no_picture_ends_with_a_specific_reason(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "broken.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    report = process_document(store, document, Settings(), engines=engines())
+    assert report.status == "failed" and "not a readable picture" in report.reason
+
+
+def test_a_blank_scan_is_an_empty_document_not_a_clean_one(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "blank.png", image_bytes(Image.new("L", (800, 1000), 255)))
+    report = process_document(store, document, Settings(), engines=engines(FakeEngine(
+        reading(TESSERACT, "", confidence=None, words=0))))
+    assert report.status == "empty" and "blank_page" in report.pages[0].signals
