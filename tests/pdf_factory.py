@@ -288,3 +288,19 @@ def vertical_cjk_pdf(columns: Sequence[str] = ("東京都は日本の", "首都�
         parts.append(b"1 0 0 1 %d 700 Tm <%s> Tj" % (100 + 30 * drawn, column.encode("utf-16-be").hex().encode()))
     parts.append(b"ET")
     return raw_pdf(b"\n".join(parts), font, [cid_font, descriptor])
+
+
+def native_and_scanned_pdf(native_lines: Sequence[str] = (
+        "A native first page with enough plain words to be trusted as it is written.",
+        "Its text layer is sound, and no engine but pdfium reads it.")) -> bytes:
+    """Page 1 a native text page, page 2 a scan of printed text (scan_factory.LINES): only page 2
+    needs OCR."""
+    from scan_factory import scanned_pdf, text_image
+
+    writer = PdfWriter()
+    for part in (text_pdf([list(native_lines)]), scanned_pdf([text_image()])):
+        for page in PdfReader(io.BytesIO(part)).pages:
+            writer.add_page(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

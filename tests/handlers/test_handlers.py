@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from handler_env import BUCKET, load_event, load_handler
-from pdf_factory import numbered_pdf
+from pdf_factory import native_and_scanned_pdf, numbered_pdf
 
 from papersift.steps import DocumentOptions, document_id
 
@@ -121,3 +121,33 @@ def test_sample_step_events_drive_plan_extract_and_assemble(aws, lambda_context)
     report_key = f"results/{run_input['doc_id']}/report.json"
     report = json.loads(aws["s3"].get_object(Bucket=BUCKET, Key=report_key)["Body"].read())
     assert report["source"]["name"] == "edital nº 12.pdf" and len(report["pages"]) == 25
+
+
+def test_sample_ocr_events_drive_the_ocr_plan_and_ocr_steps_on_a_scanned_page(aws, lambda_context):
+    """events/ocr-plan-input.json and ocr-input.json as SAM would send them, after the text layer
+    of a two-page PDF whose second page is a scan: the plan lists page 2 only; the OCR step reads
+    it with Tesseract (no Textract client in a local run: a warning, no error); assemble lays it
+    over the text layer."""
+    request = load_event("ocr-plan-input")
+    aws["s3"].put_object(Bucket=BUCKET, Key=request["key"], Body=native_and_scanned_pdf())
+    for batch in request["plan"]["batches"]:
+        assert load_handler("extract").handler(batch, lambda_context)["ocr_pages"] == 1
+    planned = load_handler("ocr_plan").handler(request, lambda_context)
+    item = load_event("ocr-input")
+    assert planned["items"] == [item] and planned["page_count"] == 1
+    ocr = load_handler("ocr")
+    assert ocr.textract is None, "no Textract client where TEXTRACT_ENABLED is not set"
+    result = ocr.handler(item, lambda_context)
+    assert (result["status"], result["engine"], result["skipped"]) == ("ocr", "tesseract", False)
+    assert ocr.handler(item, lambda_context)["skipped"] is True
+    done = load_handler("assemble").handler({**{k: request[k] for k in ("doc_id", "bucket", "key", "source_name")},
+                                             "plan": request["plan"]}, lambda_context)
+    assert done["status"] == "partially_recovered"
+    item_row = aws["table"].get_item(Key={"doc_id": request["doc_id"]})["Item"]
+    assert item_row["pages_ocr"] == 1 and item_row["pages_clean"] == 1
+    assert item_row["cost"]["lambda_invocations"]["ocr"] == 1  # the skipped retry wrote nothing
+    report = json.loads(aws["s3"].get_object(Bucket=BUCKET, Key=f"results/{request['doc_id']}/report.json")
+                        ["Body"].read())
+    assert report["pages"][1]["ocr"]["engine"] == "tesseract"
+    assert "quick brown fox" in aws["s3"].get_object(Bucket=BUCKET, Key=f"results/{request['doc_id']}/text.txt")[
+        "Body"].read().decode()

@@ -7,7 +7,7 @@ import pytest
 from handler_env import REPO, load_event
 from pydantic import BaseModel, ValidationError
 
-from papersift.steps import AssembleRequest, Batch, RunInput, UnpackRequest
+from papersift.steps import AssembleRequest, Batch, OcrPlanRequest, OcrRequest, RunInput, UnpackRequest
 
 STEP_EVENTS: dict[str, type[BaseModel]] = {
     "workflow-input": RunInput,
@@ -16,6 +16,9 @@ STEP_EVENTS: dict[str, type[BaseModel]] = {
     "unpack-input": UnpackRequest,
     "assemble-input": AssembleRequest,
     "assemble-failure-input": AssembleRequest,
+    "ocr-plan-input": OcrPlanRequest,
+    "ocr-input": OcrRequest,
+    "ocr-throttled-input": OcrRequest,
 }
 
 

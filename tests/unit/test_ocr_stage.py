@@ -4,14 +4,15 @@ Tesseract on small scans built in code."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from pdf_factory import text_pdf
+from pdf_factory import native_and_scanned_pdf
 from PIL import Image
-from scan_factory import image_bytes, scanned_pdf, text_image
+from scan_factory import image_bytes, text_image
 from test_ocr_pages import GOOD, FakeEngine, engines, reading
 
 from papersift.errors import OcrThrottledError
@@ -34,21 +35,6 @@ def drop(store: LocalDirStore, tmp_path: Path, name: str, data: bytes) -> Docume
     return DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name)
 
 
-def mixed_document() -> bytes:
-    """Page 1 native text, page 2 a scan of text: only page 2 needs OCR."""
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter()
-    for part in (text_pdf([["A native first page with enough plain words to be trusted as it is written.",
-                            "Its text layer is sound, and no engine but pdfium reads it."]]),
-                 scanned_pdf([text_image()])):
-        for page in PdfReader(__import__("io").BytesIO(part)).pages:
-            writer.add_page(page)
-    out = __import__("io").BytesIO()
-    writer.write(out)
-    return out.getvalue()
-
-
 def planned_after_text_layer(store: LocalDirStore, document: DocumentRef, settings: Settings) -> OcrRequest:
     plan = plan_document(store, document, settings)
     for batch in plan.batches:
@@ -60,16 +46,16 @@ def planned_after_text_layer(store: LocalDirStore, document: DocumentRef, settin
 
 def test_only_the_pages_the_text_layer_sends_are_planned_each_with_its_one_page_pdf(tmp_path: Path) -> None:
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
-    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", native_and_scanned_pdf()), settings)
     assert request.input_key.endswith("/ocr/inputs/00002.pdf")
     cut = store.get(request.input_key)
-    assert cut.startswith(b"%PDF") and len(cut) < len(mixed_document())
+    assert cut.startswith(b"%PDF") and len(cut) < len(native_and_scanned_pdf())
 
 
 def test_a_picture_is_planned_frame_by_frame_straight_from_the_plan(tmp_path: Path) -> None:
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
     frames = [text_image(), text_image(["Second frame of the picture."])]
-    out = __import__("io").BytesIO()
+    out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
     document = drop(store, tmp_path, "scan.tif", out.getvalue())
     plan = plan_document(store, document, settings)
@@ -88,7 +74,7 @@ def test_with_ocr_off_a_picture_is_extracted_as_pages_that_need_ocr(tmp_path: Pa
 
 def test_a_page_read_once_is_not_read_again_by_a_retried_iteration(tmp_path: Path) -> None:
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
-    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", native_and_scanned_pdf()), settings)
     tesseract = FakeEngine(reading(TESSERACT))
     first = read_ocr_page(store, request, settings, engines(tesseract))
     again = read_ocr_page(store, request, settings, engines(tesseract))
@@ -102,7 +88,7 @@ def test_tesseracts_reading_is_kept_when_textract_is_throttled_so_the_retry_does
     """local-first: Tesseract reads with low confidence, Textract refuses for load; the workflow's
     retry finds Tesseract's reading stored and only calls Textract again."""
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
-    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", native_and_scanned_pdf()), settings)
     tesseract = FakeEngine(reading(TESSERACT, GOOD, confidence=0.5))
     textract = FakeEngine(OcrThrottledError("ThrottlingException: Rate exceeded"))
     with pytest.raises(OcrThrottledError):
@@ -115,7 +101,7 @@ def test_tesseracts_reading_is_kept_when_textract_is_throttled_so_the_retry_does
 
 def test_a_failed_ocr_step_records_the_page_as_failed_and_keeps_its_text_layer(tmp_path: Path) -> None:
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
-    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", mixed_document()), settings)
+    request = planned_after_text_layer(store, drop(store, tmp_path, "mixed.pdf", native_and_scanned_pdf()), settings)
     failed = request.model_copy(update={"error": StepError.model_validate(
         {"Error": "MemoryError", "Cause": '{"errorMessage": "out of memory"}'})})
     result = read_ocr_page(store, failed, settings, engines())
@@ -127,7 +113,7 @@ def test_a_failed_ocr_step_records_the_page_as_failed_and_keeps_its_text_layer(t
 @needs_tesseract
 def test_a_scanned_page_is_read_by_tesseract_and_the_native_page_is_not_ocred(tmp_path: Path) -> None:
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
-    document = drop(store, tmp_path, "mixed.pdf", mixed_document())
+    document = drop(store, tmp_path, "mixed.pdf", native_and_scanned_pdf())
     report = process_document(store, document, settings, engines=default_engines(None, page_seconds=60),
                               memory={"plan": 1024, "extract": 3008, "ocr_plan": 512, "ocr": 3008, "assemble": 2048})
     native, scanned = report.pages
