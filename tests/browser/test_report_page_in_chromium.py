@@ -1,8 +1,15 @@
-"""report.html as a browser shows it: Debian's headless Chromium loads the page papersift wrote."""
+"""report.html as a browser shows it: Debian's headless Chromium loads the page papersift wrote.
+
+A missing chromium fails these tests rather than skipping them: scripts/bootstrap.sh installs it, so
+on CI and on a bootstrapped machine its absence is a broken setup, and a skip would let the suite go
+green without a browser ever having loaded a report. Only a machine set up otherwise says so with
+PAPERSIFT_ALLOW_NO_BROWSER=1, and then the tests are skipped.
+"""
 
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +26,11 @@ from papersift.settings import Settings
 from papersift.steps import DocumentRef, document_id
 from papersift.storage import LocalDirStore
 
+#: set to 1 where chromium is knowingly absent (not a bootstrapped machine): the tests skip there
+ALLOW_NO_BROWSER = "PAPERSIFT_ALLOW_NO_BROWSER"
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(chromium_binary() is None, reason="chromium is not installed")]
+              pytest.mark.skipif(chromium_binary() is None and os.environ.get(ALLOW_NO_BROWSER) == "1",
+                                 reason=f"chromium is not installed and {ALLOW_NO_BROWSER}=1")]
 HOSTILE = "<script>document.title='owned';document.body.innerHTML='owned'</script>"
 NATIVE = f"Tender notice for the river bridge repairs. {HOSTILE} Offers close on Friday."
 #: what the probe reads back from the page as Chromium built it
@@ -52,6 +62,13 @@ def two_page_pdf() -> bytes:
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium_present() -> None:
+    if chromium_binary() is None:
+        pytest.fail(f"chromium is not installed: scripts/bootstrap.sh installs it ({ALLOW_NO_BROWSER}=1 skips "
+                    "these tests where it is knowingly absent)", pytrace=False)
 
 
 @pytest.fixture(scope="module")
