@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from api_client import ApiClient
 from archive_factory import zip_bytes
 from botocore.exceptions import ClientError
 from pdf_factory import encrypted_pdf, text_pdf
+from readme_session import run_readme_curl_session
 
 from papersift.catalog import Catalog
 from papersift.settings import Settings
@@ -29,7 +29,6 @@ pytestmark = pytest.mark.slow
 INLINE_LIMIT = 200_000
 PASSWORD = "Tr0ub4dor&3-lighthouse"
 UNKNOWN_ID = "d" + "0" * 40
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -287,19 +286,6 @@ def test_a_body_changed_after_signing_is_refused(api: LocalApi, client: ApiClien
 
 def test_the_readme_curl_session_submits_uploads_polls_and_fetches_the_text(
         api: LocalApi, tmp_path: Path) -> None:
-    """The README's session, run as written (curl --aws-sigv4 and jq) against this server."""
-    import re
-    import shutil
-    import subprocess
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    session = re.search(r"<!-- curl-session.*?-->\n```bash\n(.*?)```\n<!-- /curl-session -->", readme, re.S)
-    assert session, "the README lost its curl session block"
-    for tool in ("curl", "jq"):
-        assert shutil.which(tool), f"{tool} is missing: scripts/bootstrap.sh installs it"
-    (tmp_path / "memo.pdf").write_bytes(text_pdf(["Minutes of the harbour board, with the budget for buoys."]))
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", session.group(1)], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=180, env={**os.environ, "API": api.url})
-    assert result.returncode == 0, result.stderr
-    assert '"status": "clean"' in result.stdout and "harbour board" in result.stdout, result.stdout
-    assert 'id="page-strip"' in (tmp_path / "report.html").read_text(encoding="utf-8")
+    """The README's session, run as written (curl --aws-sigv4 and jq) against this server; the same
+    session against the `papersift serve` command is in test_serve_command.py."""
+    run_readme_curl_session(api.url, tmp_path)
