@@ -1,8 +1,9 @@
 """One route: `papersift run` (the workflow on embedded AWS) and `papersift extract`
 (process_document) decide the same things for nested archives; the corpus-wide comparison is in
-test_e2e_corpus.py. (The workflow's branch for a member whose own plan says archive, which one
-detector leaves for unpack-side failures only, is pinned with fake steps in
-tests/infra/test_workflow_on_moto.py.)"""
+test_e2e_corpus.py. The workflow's branch for a member whose own plan says archive (MemberUnpack),
+which one detector leaves for unpack-side failures only, is forced here with the real handlers by
+making the unpack step keep members whole; tests/infra/test_workflow_on_moto.py pins its states
+with fake steps."""
 
 from __future__ import annotations
 
@@ -49,3 +50,31 @@ def test_a_zip_nested_in_a_zip_is_expanded_alike_by_run_and_by_extract(tmp_path:
     assert f"=== pacote/anexos.zip/ata.txt ===\n{INNER_NOTE}" in result.text
     report = json.loads((tmp_path / "run" / "pacote.zip.report.json").read_text(encoding="utf-8"))
     assert "not unpacked" not in json.dumps(report)
+
+
+
+INNER_MINUTES = "Ata da sessão pública guardada num zip que o unpack deixou inteiro."
+
+
+@pytest.mark.slow
+def test_a_member_whose_own_plan_says_archive_is_unpacked_alike_by_run_and_by_extract(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workflow's MemberUnpack branch with the real handlers: the unpack step is made to keep
+    every member whole (its detector says "not an archive"), so the inner zip reaches its own plan,
+    which says archive; `run` unpacks it in the member Map as `extract` does in process_document."""
+    monkeypatch.setattr("papersift.archives.tree.archive_kind", lambda path: None)
+    outer = zip_bytes({"pacote/edital.pdf": text_pdf(["Edital de pregão eletrônico número oito."]),
+                       "pacote/anexos.zip": zip_bytes({"ata.txt": (INNER_MINUTES + "\n").encode()})})
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "pacote.zip").write_bytes(outer)
+    for command in ("run", "extract"):
+        assert main([command, str(tmp_path / "in"), "--out", str(tmp_path / command), "--flat", "--quiet"]) == 0
+    run, extract = read_flat(tmp_path / "run"), read_flat(tmp_path / "extract")
+    assert differences(run, extract) == []
+    result = run["pacote.zip"]
+    assert result.status == "clean", result.reason
+    # kept whole by the unpack step (no nested_archive_expanded marker), then a document of its own
+    # whose members are its own report's: the outer text nests them under its tag line
+    assert result.members == (("pacote/anexos.zip", "clean", 1), ("pacote/edital.pdf", "clean", 1))
+    assert f"=== pacote/anexos.zip ===\n=== ata.txt ===\n{INNER_MINUTES}" in result.text
+    assert "not unpacked" not in (tmp_path / "run" / "pacote.zip.report.json").read_text(encoding="utf-8")
