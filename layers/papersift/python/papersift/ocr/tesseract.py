@@ -49,6 +49,13 @@ THRESHOLDING = " -c thresholding_method=2"
 #: line height (ink rows of one line of text, in pixels) that the copy given to OSD is scaled to
 OSD_LINE_HEIGHT = 30.0
 OSD_SCALE_RANGE = (0.25, 3.0)
+#: a dense picture (more pixels than OSD_BAND_ABOVE) is first classified from its middle band
+#: (OSD_BAND of its longer side): 0.55-0.6 s of CPU instead of 0.8-0.9 s on the corpus's 300-dpi
+#: pages, at the same orientation confidence (8087: 25.4 against 24.6); only a band whose turn is
+#: less sure than OSD_SURE is followed by OSD on the whole picture
+OSD_BAND_ABOVE = 3_000_000
+OSD_BAND = 0.4
+OSD_SURE = 5.0
 #: Tesseract's default bar is 50 characters; a page with fewer gets a second try with this one
 OSD_FEW_CHARACTERS = 10
 #: a turn OSD proposes below this confidence is not made (a photo of a screen read as upside down
@@ -307,18 +314,36 @@ def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientatio
     if 1.0 < factor < OSD_MIN_UPSCALE:
         factor = 1.0
     factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5)
-    path = files.write(pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray)
+    copy = pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray
+    if copy.width * copy.height > OSD_BAND_ABOVE:
+        band = _osd(files.write(_middle_band(copy)), "", timeout)
+        if isinstance(band, Orientation) and band.confidence >= OSD_SURE:
+            return _checked(band)
+    path = files.write(copy)
     found = _osd(path, "", timeout)
     if isinstance(found, str) and _TOO_FEW_CHARACTERS in found:
         found = _osd(path, f"-c min_characters_to_try={OSD_FEW_CHARACTERS}", timeout)
     if isinstance(found, str):
         reason = "too few characters for OSD" if found == _TOO_FEW_CHARACTERS else found
         return Orientation(note=f"orientation not detected ({reason}): read upright")
+    return _checked(found)
+
+
+def _checked(found: Orientation) -> Orientation:
     if found.rotate and found.confidence < MIN_ORIENTATION_CONFIDENCE:
         note = (f"OSD proposes a turn of {found.rotate} degrees with confidence {found.confidence:.1f}: "
                 "too weak, read upright")
         return replace(found, rotate=0, note=note)
     return found
+
+
+def _middle_band(picture: Image.Image) -> Image.Image:
+    """The middle OSD_BAND of a picture across its longer side: whole characters (OSD classifies
+    characters one by one, so lines cut short do not matter) with the layout work of a fraction."""
+    width, height = picture.size
+    if height >= width:
+        return picture.crop((0, round(height * (1 - OSD_BAND) / 2), width, round(height * (1 + OSD_BAND) / 2)))
+    return picture.crop((round(width * (1 - OSD_BAND) / 2), 0, round(width * (1 + OSD_BAND) / 2), height))
 
 
 def parse_osd(output: str) -> Orientation | None:
