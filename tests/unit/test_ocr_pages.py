@@ -13,7 +13,7 @@ from scan_factory import blank_image, drawing_image, text_image
 
 from papersift.content import PageContent
 from papersift.errors import OcrRejectedError, OcrThrottledError, OcrUnavailableError
-from papersift.ocr.pages import OcrEngines, OcrTask, judge_reading, read_page
+from papersift.ocr.pages import OcrEngines, OcrTask, Original, judge_reading, read_page
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage
@@ -40,7 +40,7 @@ class FakeEngine:
     def tesseract(self, image: Image.Image, languages: Sequence[str]) -> OcrReading:
         return self._answer(image)
 
-    def textract(self, picture: RenderedPage, pdf: bytes | None, tables: bool) -> OcrReading:
+    def textract(self, picture: RenderedPage, original: Original | None, tables: bool) -> OcrReading:
         return self._answer(picture.image)
 
     def _answer(self, image: Image.Image) -> OcrReading:
@@ -59,7 +59,7 @@ def task(image: Image.Image | None = None, layer: PageContent | None = None, sco
          regions: tuple[tuple[float, float, float, float], ...] = ()) -> OcrTask:
     picture = RenderedPage(number=3, image=image if image is not None else text_image(), dpi=300.0,
                            renderer="pdfium", capped=False)
-    return OcrTask(number=3, picture=picture, pdf=None, text_layer=layer, scope=scope, regions=regions,
+    return OcrTask(number=3, picture=picture, original=None, text_layer=layer, scope=scope, regions=regions,
                    reason="the text layer cannot be used")
 
 

@@ -56,7 +56,8 @@ class Results:
         self._inputs: dict[str, dict[str, Any]] = {}  # execution ARN -> its input (never changes)
 
     def executions(self) -> list[dict[str, Any]]:
-        """Every execution of the workflow with its parsed input (Distributed Map children excluded)."""
+        """Every execution of the workflow with its parsed input; Distributed Map children of page
+        batches and OCR pages (whose input names no document) are left out."""
         found: list[dict[str, Any]] = []
         for page in self.sfn.get_paginator("list_executions").paginate(stateMachineArn=self.state_machine_arn):
             for execution in page["executions"]:
@@ -65,10 +66,18 @@ class Results:
                     described = self.sfn.describe_execution(executionArn=arn)
                     self._inputs[arn] = json.loads(described.get("input") or "{}")
                 execution_input = self._inputs[arn]
-                if "batch_index" in execution_input:
+                if "source_name" not in execution_input:
                     continue
                 found.append({**execution, "input": execution_input})
         return found
+
+    def state_transitions(self, execution_arn: str) -> int:
+        """States entered by one execution (what Step Functions bills a Standard workflow by),
+        counted from its history; a Distributed Map's child executions are not in it."""
+        entered = 0
+        for page in self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn):
+            entered += sum(1 for event in page["events"] if event["type"].endswith("StateEntered"))
+        return entered
 
     def items(self) -> dict[str, dict[str, Any]]:
         from boto3.dynamodb.types import TypeDeserializer

@@ -285,6 +285,11 @@ class LocalAws:
             self._modules[spec.name] = module
             self.handlers[spec.name] = module.handler
 
+    def handler_module(self, name: str) -> ModuleType:
+        """The loaded ``functions/<name>/app.py``: tests give the OCR function a Textract client
+        through it (``module.engines``), as the stack's environment does on AWS."""
+        return self._modules[name]
+
     def _dispatch(self, function: str, body: str, request_headers: Any, response_headers: Any) -> bytes:
         """One invocation: the handler's return value as JSON, or its exception as a Lambda function
         error (``errorType`` = the class name, so the workflow's Retry/Catch match as on AWS)."""

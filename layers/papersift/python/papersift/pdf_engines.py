@@ -281,6 +281,14 @@ class PdfHandle:
             return len(self._pypdf.pages)
         return len(self.miner.pages())
 
+    @property
+    def encrypted(self) -> bool:
+        """The file is encrypted (opened with a password, perhaps the empty one): its bytes cannot
+        be handed on as they are to a reader without the password."""
+        if self.pdfium is not None:
+            return bool(pdfium_c.FPDF_GetSecurityHandlerRevision(self.pdfium.raw) != -1)
+        return bool(self._pypdf is not None and self._pypdf.is_encrypted) or bool(self.password)
+
     @functools.cached_property
     def engines(self) -> tuple[str, ...]:
         engines: tuple[str, ...] = ENGINE_ORDER

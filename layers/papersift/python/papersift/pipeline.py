@@ -251,7 +251,10 @@ def _put_ocr_inputs(store: ObjectStore, doc_id: str, batch: Batch, source: Sourc
         from papersift.pdf_engines import PdfHandle
 
         with PdfHandle(source.data, source.settings.passwords) as handle:
-            cuts = handle.cut_pages(numbers)
+            if handle.page_count == 1 and not handle.encrypted:
+                cuts = {1: source.data}  # the page is the file: sent as it is
+            else:
+                cuts = handle.cut_pages(numbers)
     for number in numbers:
         if number in cuts:
             store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cuts[number], "application/pdf")

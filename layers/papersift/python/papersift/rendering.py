@@ -154,6 +154,12 @@ def picture_frame_count(data: bytes) -> int:
         return max(int(getattr(picture, "n_frames", 1)), 1)
 
 
+def picture_size(data: bytes) -> tuple[int, int]:
+    """Width and height of a picture's first frame, from its header."""
+    with _open_picture(data) as picture:
+        return picture.size
+
+
 def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: int = DEFAULT_MAX_PIXELS,
                           grayscale: bool = True) -> Iterator[RenderedPage]:
     """Frames ``numbers`` (1-based) of a picture as pages, scaled down to ``max_pixels`` at most.

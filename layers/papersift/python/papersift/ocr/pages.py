@@ -42,9 +42,19 @@ REPLACE_MARGIN = 0.05
 
 #: reads one picture with the given Tesseract languages
 PictureReader = Callable[[Image.Image, Sequence[str]], OcrReading]
-#: reads one page with Textract: the one-page PDF when there is one, else the picture; with tables
-#: (AnalyzeDocument) when the document asked for them
-PageReader = Callable[[RenderedPage, "bytes | None", bool], OcrReading]
+#: reads one page with Textract: its original bytes when there are some Textract can take (see
+#: ``OcrTask.original``), else the picture; with tables (AnalyzeDocument) when they were asked for
+PageReader = Callable[[RenderedPage, "Original | None", bool], OcrReading]
+
+
+@dataclass(frozen=True)
+class Original:
+    """The page as the file has it, for Textract to read at its own resolution: a one-page PDF
+    (cut from the document, or the document itself when it has one page), or a single-frame picture
+    file. ``format`` is pdf, png, jpeg or tiff."""
+
+    data: bytes
+    format: str
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,8 @@ class OcrTask:
 
     number: int
     picture: RenderedPage
-    #: the page as a one-page PDF (Textract reads it as is, its images at their own resolution)
-    pdf: bytes | None
+    #: the page as the file has it, when there is such a thing (Textract reads it as is)
+    original: Original | None
     #: the text layer's page (None for a picture document)
     text_layer: PageContent | None
     #: "page" or "pictures" (routing.WHOLE_PAGE / PICTURES); pictures: ``regions`` are read
@@ -135,7 +145,7 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
     readings: list[_Judged] = []
     for engine in order.engines:
         try:
-            reading = reader(engine, task.picture, task.pdf)
+            reading = reader(engine, task.picture, task.original)
         except OcrThrottledError:
             raise  # the workflow retries the page with backoff; past its retries, without Textract
         except OcrUnavailableError as exc:  # a warning, not an error of the page: the next engine reads it
@@ -158,7 +168,7 @@ def _note_once(notes: list[str], note: str) -> None:
         notes.append(note)
 
 
-def _read(engine: str, picture: RenderedPage, pdf: bytes | None, *, engines: OcrEngines,
+def _read(engine: str, picture: RenderedPage, original: Original | None, *, engines: OcrEngines,
           languages: Sequence[str], tables: bool = False) -> OcrReading:
     if engine == TESSERACT:
         if engines.tesseract is None:
@@ -166,7 +176,7 @@ def _read(engine: str, picture: RenderedPage, pdf: bytes | None, *, engines: Ocr
         return engines.tesseract(picture.image, languages)
     if engines.textract is None:
         raise OcrUnavailableError(engines.textract_missing)
-    return engines.textract(picture, pdf, tables)
+    return engines.textract(picture, original, tables)
 
 
 def _attempt(judged: _Judged) -> EngineAttempt:

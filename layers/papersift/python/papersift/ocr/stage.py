@@ -18,7 +18,7 @@ from PIL import Image
 from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.ledger import Invocation, Usage, record_usage
-from papersift.ocr.pages import OcrEngines, OcrTask, PictureReader, read_page
+from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage, render_page, render_picture_frames
@@ -127,20 +127,34 @@ def _task(store: ObjectStore, request: OcrRequest, layer: PageContent | None, se
     """The page drawn for OCR: page 1 of its one-page PDF, a frame of a picture, or the page of
     the whole PDF when pdfium could not cut it (then drawn by poppler if need be)."""
     number, dpi, cap = request.page, settings.ocr_dpi, settings.ocr_max_pixels
-    pdf: bytes | None = None
+    original: Original | None = None
     if request.kind in PICTURE_KINDS:
         data = store.get(request.input_key)
         picture = next(render_picture_frames(data, [number], max_pixels=cap))
+        original = _single_frame(data, request.kind)
     elif request.input_key != request.key:
-        pdf = store.get(request.input_key)
-        picture = _renumbered(render_page(pdf, 1, dpi=dpi, max_pixels=cap), number)
+        cut = store.get(request.input_key)
+        picture = _renumbered(render_page(cut, 1, dpi=dpi, max_pixels=cap), number)
+        original = Original(cut, "pdf")
     else:
         picture = render_page(store.get(request.key), number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
     scope = layer.ocr_scope if layer is not None and layer.ocr_scope else WHOLE_PAGE
     regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope == PICTURES else ()
-    return OcrTask(number=number, picture=picture, pdf=pdf, text_layer=layer, scope=scope,
+    return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
+
+
+#: picture files Textract reads as they are (a single frame); GIF, BMP and WebP are sent as a PNG
+_TEXTRACT_PICTURES = frozenset({"png", "jpeg", "tiff"})
+
+
+def _single_frame(data: bytes, kind: str) -> Original | None:
+    """The picture file itself when it is one frame of a format Textract reads: its own pixels, not
+    the ones drawn for Tesseract."""
+    from papersift.rendering import picture_frame_count
+
+    return Original(data, kind) if kind in _TEXTRACT_PICTURES and picture_frame_count(data) == 1 else None
 
 
 def _renumbered(picture: RenderedPage, number: int) -> RenderedPage:
@@ -187,15 +201,26 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     return PageContent(number=number, text="", report=report)
 
 
-def _textract_document(picture: RenderedPage, pdf: bytes | None) -> Any:
-    """The one-page PDF (the page's own images, at their resolution) when it is within Textract's
-    synchronous limits, else the picture drawn for OCR."""
+def _textract_document(picture: RenderedPage, original: Original | None) -> Any:
+    """The page as the file has it (its own images, at their resolution) when that is within
+    Textract's synchronous limits, else the picture drawn for OCR."""
     from papersift.ocr import textract
 
-    inches = max(picture.image.size) / max(picture.dpi, 1.0)
-    if pdf is not None and len(pdf) <= textract.MAX_DOCUMENT_BYTES and inches * 72 <= textract.MAX_PDF_PAGE_POINTS:
-        return textract.PageDocument(pdf, "pdf", ("the page as a one-page PDF",))
+    if original is not None and len(original.data) <= textract.MAX_DOCUMENT_BYTES and _within_sides(picture, original):
+        return textract.PageDocument(original.data, original.format, (f"the page as its own {original.format}",))
     return textract.page_picture(picture.image)
+
+
+def _within_sides(picture: RenderedPage, original: Original) -> bool:
+    """A PDF page at most 40 inches a side; a picture at most 10,000 px a side (as drawn, it was
+    capped at ocr_max_pixels; as the file has it, it is width / scale)."""
+    from papersift.ocr import textract
+
+    if original.format == "pdf":
+        return max(picture.image.size) / max(picture.dpi, 1.0) * 72 <= textract.MAX_PDF_PAGE_POINTS
+    from papersift.rendering import picture_size
+
+    return max(picture_size(original.data)) <= textract.MAX_IMAGE_SIDE
 
 
 def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrEngines:
@@ -205,8 +230,8 @@ def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrE
 
     reader = textract.TextractReader(textract_client)
 
-    def read_with_textract(picture: RenderedPage, pdf: bytes | None, tables: bool) -> OcrReading:
-        return reader.read(_textract_document(picture, pdf), tables=tables)
+    def read_with_textract(picture: RenderedPage, original: Original | None, tables: bool) -> OcrReading:
+        return reader.read(_textract_document(picture, original), tables=tables)
 
     local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
         if shutil.which("tesseract") else None
