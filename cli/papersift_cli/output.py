@@ -44,6 +44,8 @@ class FileResult:
     files: dict[str, bytes] = field(default_factory=dict)  # text.txt, document.md, report.json, ...
     members: list[FileResult] = field(default_factory=list)
     broken: bool = False  # papersift failed to record any status for it
+    #: the report's cost ledger (estimated USD, and had every page gone to Textract)
+    cost: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_files(cls, name: str, files: dict[str, bytes], seconds: float, status: str = "", reason: str = "",
@@ -65,6 +67,7 @@ class FileResult:
             engines={str(k): int(v) for k, v in (report.get("engines") or {}).items()},
             files=files,
             broken=broken,
+            cost=dict(report.get("cost") or {}),
         )
 
     @property
@@ -148,3 +151,14 @@ def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: f
         f"{len(results)} file(s), {sum(r.pages for r in results)} page(s): {trusted} trusted, {review} need review, "
         f"{other} not extracted (empty/encrypted/unsupported/failed), {broken} broken; {wall_seconds:.1f}s\n"
     )
+    stream.write(cost_line(results) + "\n")
+
+
+def cost_line(results: Sequence[FileResult]) -> str:
+    """Both totals of the cost ledgers: what the run is estimated to cost on AWS, and what sending
+    every page to Textract would have cost."""
+    usd = sum(float((r.cost.get("usd") or {}).get("total", 0.0)) for r in results)
+    all_textract = sum(float(r.cost.get("usd_all_textract", 0.0)) for r in results)
+    textract_pages = sum(sum((r.cost.get("textract_pages") or {}).values()) for r in results)
+    return (f"estimated cost on AWS: ${usd:.4f} (Textract pages: {textract_pages}); "
+            f"every page to Textract: ${all_textract:.4f}")

@@ -35,6 +35,9 @@ def test_run_extracts_pdf_docx_xlsx_and_txt_into_one_folder_each(
     assert "4 file(s)" in summary and "0 broken" in summary
     memo = json.loads((out / "memo.pdf" / "report.json").read_text(encoding="utf-8"))
     assert memo["page_count"] == 2
+    # both totals of the cost ledgers: the memo's 2 pages at $0.0015 had they gone to Textract (the
+    # DOCX, XLSX and text files have no pages Textract could read)
+    assert "(Textract pages: 0); every page to Textract: $0.0030" in summary
 
 
 def test_bad_inputs_each_get_a_status_and_reason_and_the_run_still_succeeds(tmp_path: Path) -> None:

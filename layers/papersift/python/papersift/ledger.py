@@ -86,8 +86,10 @@ def textract_price(api: str, settings: Settings) -> float:
 
 
 def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: int, settings: Settings,
-                tables: bool = False) -> dict[str, Any]:
-    """The ledger as the report and the DynamoDB item carry it (numbers rounded for reading)."""
+                tables: bool = False, paged: bool = True) -> dict[str, Any]:
+    """The ledger as the report and the DynamoDB item carry it (numbers rounded for reading).
+    ``paged``: the document has pages Textract could read (a PDF, a picture); an Office file's or
+    a text file's units are not pages, and add nothing to the all-Textract comparison."""
     gb_seconds: dict[str, float] = {}
     invocations: Counter[str] = Counter()
     for use in usage:
@@ -99,7 +101,7 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
                   + sum(invocations.values()) * settings.price_lambda_request)
     workflow_usd = transitions * settings.price_state_transition
     every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
-    readable = sum(1 for p in pages if p.status != "skipped")
+    readable = sum(1 for p in pages if p.status != "skipped") if paged else 0
     return {
         "pages_by_engine": dict(Counter(p.engine for p in pages if p.engine)),
         "textract_pages": dict(calls),

@@ -328,7 +328,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     return _finish(store, report, started, pages, _thumbnails(store, request, report, settings),
                    ledger=lambda seconds: cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)],
                                                       transitions, settings,
-                                                      tables=plan.extract_tables if plan else False))
+                                                      tables=plan.extract_tables if plan else False,
+                                                      paged=plan is not None and plan.kind in formats.PAGED_KINDS))
 
 
 def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
