@@ -251,10 +251,9 @@ def _put_ocr_inputs(store: ObjectStore, doc_id: str, batch: Batch, source: Sourc
         from papersift.pdf_engines import PdfHandle
 
         with PdfHandle(source.data, source.settings.passwords) as handle:
-            if handle.page_count == 1 and not handle.encrypted:
-                cuts = {1: source.data}  # the page is the file: sent as it is
-            else:
-                cuts = handle.cut_pages(numbers)
+            # a one-page file is its own cut: sent as it is
+            whole = handle.page_count == 1 and not handle.encrypted
+            cuts = {1: source.data} if whole else handle.cut_pages(numbers)
     for number in numbers:
         if number in cuts:
             store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cuts[number], "application/pdf")
