@@ -592,6 +592,30 @@ def test_ascii_byte_tables_agree_with_the_regexes_they_stand_for() -> None:
         assert (runs, letters, script) == (quality._sample(regex_runs), sum(map(len, regex_runs)), "latin"), text
         assert pdf_engines._has_control(text) == bool(pdf_engines._CONTROL.search(text)), text
         assert pdf_engines.strip_controls(text) == pdf_engines._CONTROL.sub("", text), text
+        encoded = text.encode("ascii")
+        digits = len(encoded) - len(encoded.translate(None, quality._ASCII_DIGITS))
+        assert digits == len(quality._DIGIT.findall(text)), text
+
+
+def test_the_rules_take_their_numbers_from_the_thresholds() -> None:
+    """Every number a rule turns on is a field of Thresholds: the rules (and the verdict's
+    assembly) hold no numeric literal but 0, 1 and the exponent of a squared penalty."""
+    import ast
+    import inspect
+    import textwrap
+
+    rules = [f for name, f in vars(quality).items() if inspect.isfunction(f) and (
+        name.startswith("_judge_") or name in ("assess_text", "_empty_verdict", "_dictionary_score"))]
+    assert len(rules) >= 11
+    for rule in [*rules, quality._Evidence.verdict]:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
+        exponents = {id(n.right) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)}
+        rounding = {id(n.args[1]) for n in ast.walk(tree)
+                    if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "round" and len(n.args) == 2}
+        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                    and type(n.value) in (int, float) and n.value not in (0, 1)
+                    and id(n) not in exponents | rounding]
+        assert literals == [], f"{rule.__qualname__} has inline numbers {literals}: make them Thresholds fields"
 
 
 def test_the_case_flip_byte_table_agrees_with_the_flip_regex() -> None:

@@ -68,6 +68,10 @@ class Thresholds:
     short_page_letters: int = 200  # fewer letters: confidence shrinks with the count
     min_judged_chars: int = 60  # fewer non-numeric characters: no letter-share verdict
     min_letters_for_words: int = 20  # fewer letters: no dictionary verdict at all
+    #: confidence of a page with no letters; it grows in a straight line to 1 at short_page_letters
+    short_page_confidence: float = 0.5
+    empty_confidence: float = 0.9  # how sure "empty" is (with or without something drawn)
+    min_confidence: float = 0.05  # no verdict is less sure than this, however many factors shrank it
     # -- glyph garbage: (cid:N), /gNN, U+FFFD, private use, controls ----------------------------
     garbage_min_glyphs: int = 3  # ... this many and at least garbage_min_share, or ...
     garbage_min_share: float = 0.01
@@ -124,6 +128,11 @@ class Thresholds:
     unknown_language_confidence: float = 0.8
     language_min_words: int = 3  # a language is named when its common words cover this many ...
     language_min_share: float = 0.25  # ... and this share of the sample
+    #: dictionary words and score: the factor is floor + (1 - floor) * hit rate / good_hit_rate, at
+    #: most 1, so prose of a known language keeps its score and a page of no words keeps the floor
+    dictionary_score_floor: float = 0.3
+    cipher_score: float = 0.75  # score factor of a cipher that is suspect ...
+    cipher_corrupt_score: float = 0.5  # ... and of one that is corrupt
     # -- mid-word capitals (IntROdUCtIOn) -----------------------------------------------------------
     max_flip_tokens: int = 200  # distinct mid-word-capital tokens looked at
     flip_rate: float = 0.04  # with ``flips`` tokens: evidence for a cipher when hits are low
@@ -133,6 +142,10 @@ class Thresholds:
     case_corrupt_hit_rate: float = 0.45
     case_corrupt_rate: float = 0.1
     camel_flips: int = 5  # this many explained flips: CamelCase codes, low confidence
+    #: score factor 1 - min(flip_max_penalty, flip_score_weight * flip rate): unexplained
+    #: mid-word capitals cost the score even below the cipher rates
+    flip_score_weight: float = 2.0
+    flip_max_penalty: float = 0.5
     chemical_lower_share: float = 0.25  # element-like codes (ENiCrFe) need this many lower-case letters
     # -- spacing ------------------------------------------------------------------------------------
     glued_share: float = 0.35  # letters in tokens that split into words: words run together
@@ -143,6 +156,10 @@ class Thresholds:
     broken_pairs: int = 3  # fragments that join into words: words split by stray spaces
     broken_rate: float = 0.05
     spacing_confidence: float = 0.8
+    #: score factor 1 - spacing_max_penalty * min(1, max(glued share, broken_rate_weight * broken
+    #: rate)): a split fragment weighs more than a glued letter (it breaks two words, not one)
+    spacing_max_penalty: float = 0.5
+    broken_rate_weight: float = 3.0
     # -- Arabic -----------------------------------------------------------------------------------
     arabic_min_letters: int = 100
     arabic_cipher_hit_rate: float = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
@@ -184,6 +201,8 @@ _NON_LATIN_LETTER = re.compile(rf"[^\W\d_{_LATIN_LETTERS}]")
 _NUMBER_TOKEN = re.compile(
     r"(?<!\S)[(\[+\-−±~<>]?(?:R\$|US\$|[$€£¥])?[(\[+\-−]?\d[\d.,:/\-\u2009'’]*(?:%|‰|x|º|ª)?[)\],;:.%]*(?!\S)"
 )
+#: a digit, as _NUMBER_TOKEN's ``\d`` reads one
+_DIGIT = re.compile(r"\d")
 #: a word hyphenated across a line break (pdfium marks its own hyphens with U+0002)
 _LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\x02\xad]\r?\n\s*(?=[^\W\d_])")
 #: dot leaders, rules and underlines: layout, not text
@@ -229,7 +248,8 @@ _ASCII_BAD = bytes(c for c in range(128) if _BAD_CHAR.match(chr(c)))
 _ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
 #: keeps the letters of _LETTER_RUN (on ASCII: A-Z, a-z) and blanks every other byte
 _ASCII_LETTERS_ONLY = bytes(c if c < 128 and _LETTER_RUN.fullmatch(chr(c)) else 0x20 for c in range(256))
-_DIGITS = b"0123456789"
+#: the ASCII part of _DIGIT: counted to decide whether a page is worth the _NUMBER_TOKEN scan
+_ASCII_DIGITS = bytes(c for c in range(128) if _DIGIT.match(chr(c)))
 #: _FLIP's two classes over Latin-1: its lower-case letters -> "a", upper-case -> "A", rest -> " "
 _FLIP_LOWER_CHAR, _FLIP_UPPER_CHAR = re.compile(f"[{_FLIP_LOWER}]"), re.compile(f"[{_FLIP_UPPER}]")
 _FLIP_CLASSES = bytes(
@@ -309,7 +329,7 @@ class _Evidence:
             suspect=self.suspect or self.corrupt,
             corrupt=self.corrupt,
             signals=tuple(dict.fromkeys(self.signals)),
-            confidence=round(max(0.05, min(1.0, self.confidence)), 3),
+            confidence=round(max(_T.min_confidence, min(1.0, self.confidence)), 3),
             language=language,
             reason=_sentence(reasons),
         )
@@ -353,8 +373,9 @@ def detect_language(text: str) -> str | None:
 def _empty_verdict(layout: PageLayout) -> TextVerdict:
     if _draws_something(layout):
         return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
-                           confidence=0.9, reason="No text layer on a page that draws images or glyphs.")
-    return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=0.9,
+                           confidence=_T.empty_confidence,
+                           reason="No text layer on a page that draws images or glyphs.")
+    return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=_T.empty_confidence,
                        reason="No text on the page, and nothing drawn that could hold text.")
 
 
@@ -456,7 +477,8 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
             f"words run together ({words.glued_share:.0%} of letters)" if glued
             else f"words split by stray spaces ({words.broken_pairs} fragments join into words)",
         )
-        evidence.score *= 1.0 - 0.5 * min(1.0, max(words.glued_share, 3 * words.broken_rate))
+        evidence.score *= 1.0 - _T.spacing_max_penalty * min(
+            1.0, max(words.glued_share, _T.broken_rate_weight * words.broken_rate))
         evidence.confidence *= _T.spacing_confidence
     if words.checked < _T.min_words_for_dictionary and not glued:
         evidence.confidence *= _T.few_words_confidence
@@ -483,7 +505,7 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
         evidence.corrupt = evidence.corrupt or strong_cipher or (case_cipher and (
             words.hit_rate < _T.case_corrupt_hit_rate
             or (words.flip_rate >= _T.case_corrupt_rate and words.hit_rate < _T.good_hit_rate)))
-        evidence.score *= 0.5 if evidence.corrupt else 0.75
+        evidence.score *= _T.cipher_corrupt_score if evidence.corrupt else _T.cipher_score
     elif glued:
         pass
     elif low_hits:
@@ -496,10 +518,10 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
         evidence.confidence *= _T.low_confidence
     # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
     if cipher or (words.hit_rate >= _T.cipher_hit_rate and not glued):
-        evidence.score *= min(1.0, 0.3 + 0.7 * words.hit_rate / _T.good_hit_rate)
+        evidence.score *= _dictionary_score(words.hit_rate)
     elif not glued:
         evidence.score *= _T.unknown_language_score
-    evidence.score *= 1.0 - min(0.5, 2 * words.flip_rate)
+    evidence.score *= 1.0 - min(_T.flip_max_penalty, _T.flip_score_weight * words.flip_rate)
     if words.language is None:
         evidence.confidence *= _T.unknown_language_confidence
 
@@ -517,12 +539,20 @@ def _judge_arabic(text: str, evidence: _Evidence) -> None:
     elif hit_rate < _T.arabic_low_hit_rate:
         evidence.found("low_confidence", "few Arabic dictionary words (dialect, names or technical terms?)")
         evidence.confidence *= _T.low_confidence
-    evidence.score *= min(1.0, 0.3 + 0.7 * hit_rate / _T.good_hit_rate)
+    evidence.score *= _dictionary_score(hit_rate)
+
+
+def _dictionary_score(hit_rate: float) -> float:
+    """The score factor of a page whose checked words hit the dictionary at ``hit_rate`` (Latin
+    or Arabic): 1 for prose of a known language, down to the floor for no words at all."""
+    floor = _T.dictionary_score_floor
+    return min(1.0, floor + (1.0 - floor) * hit_rate / _T.good_hit_rate)
 
 
 def _judge_length(page: _Page, evidence: _Evidence) -> None:
     if page.letters < _T.short_page_letters:
-        evidence.confidence *= 0.5 + page.letters / (2 * _T.short_page_letters)
+        floor = _T.short_page_confidence
+        evidence.confidence *= floor + (1.0 - floor) * page.letters / _T.short_page_letters
 
 
 def _judge_picture(page: _Page, evidence: _Evidence) -> None:
@@ -620,7 +650,7 @@ def _leader_chars(text: str) -> int:
 def _number_chars(text: str, nonspace: int) -> int:
     """Characters in number-shaped tokens; the exact token scan only runs on number-heavy pages."""
     encoded = text.encode("utf-8", errors="surrogatepass")  # ASCII digits stay single bytes
-    digits = len(encoded) - len(encoded.translate(None, _DIGITS))
+    digits = len(encoded) - len(encoded.translate(None, _ASCII_DIGITS))
     if digits < _T.number_scan_digits * nonspace:
         return digits
     return sum(map(len, _NUMBER_TOKEN.findall(text)))
