@@ -104,3 +104,34 @@ def test_extract_handler_in_the_image_reads_a_legacy_doc_with_antiword(images: d
     page = json.loads(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
     assert page["report"]["engine"] in ("antiword", "catdoc"), page["report"]
     assert "Edital de licitação nº 7/2026" in page["text"], page["text"][:300]
+
+
+def test_ocr_handler_in_the_image_reads_a_scanned_page_the_extract_handler_sent_it(
+        images: dict[str, str], aws: Aws) -> None:
+    """The OCR step as it runs in Lambda: the extract handler (in the image) sends page 2 of a PDF
+    whose second page is a scan, cutting it as a one-page PDF; the OCR plan lists it; the OCR
+    handler (in the image) reads it with the image's Tesseract and writes the page."""
+    from pdf_factory import native_and_scanned_pdf
+
+    from papersift.ocr.stage import plan_ocr
+    from papersift.steps import OcrPlanRequest, OcrResult
+
+    document = RunInput.for_object(BUCKET, "incoming/ofício assinado.pdf")
+    aws.s3.put_object(Bucket=BUCKET, Key=document.key, Body=native_and_scanned_pdf())
+    store = S3ObjectStore(aws.s3, BUCKET)
+    plan = plan_document(store, document, Settings())
+    batches = [batch.model_dump(mode="json") for batch in plan.batches]
+    extracted = ExtractResult.model_validate(invoke(images["extract"], "extract", batches, aws).result())
+    assert extracted.ocr_pages == 1, extracted
+    (item,) = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), Settings()).items
+    assert item.page == 2 and item.input_key.endswith(".pdf")
+
+    result = OcrResult.model_validate(invoke(images["ocr"], "ocr", [item.model_dump(mode="json")], aws).result())
+
+    assert (result.status, result.engine) == ("ocr", "tesseract"), result
+    page = json.loads(aws.s3.get_object(Bucket=BUCKET, Key=f"work/{document.doc_id}/ocr/pages/00002.json")
+                      ["Body"].read())["page"]
+    words = " ".join(page["text"].split())
+    for line in LINES:
+        assert line in words, f"{line!r} not in {words!r}"
+    assert page["report"]["ocr"]["model"] == "eng+por+spa" and page["report"]["ocr"]["renderer"] == "pdfium"
