@@ -110,20 +110,20 @@ def test_zip_functions_run_python312_with_both_layers(
     """Plan, assemble and ingest: python3.12, handler app.handler, the dependency and core layers."""
     stack = app_and_stack[1]
     layers = [{"Ref": logical_id(stack, layer)} for layer in stack.layers]
-    for fn in (stack.plan_fn, stack.assemble_fn, stack.ingest_fn):
+    for fn in (stack.plan_fn, stack.assemble_fn, stack.ingest_fn, stack.ocr_plan_fn):
         props = function_properties(resources, stack, fn)
         assert (props["Runtime"], props["Handler"]) == ("python3.12", "app.handler")
         assert props["Layers"] == layers
         assert props["TracingConfig"] == {"Mode": "Active"}
 
 
-def test_unpack_and_extract_are_container_image_functions(
+def test_unpack_extract_and_ocr_are_container_image_functions(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
-    """The binaries (7z, unar for unpack; pdftotext, antiword for extract) come from the image
-    built from functions/ocr/Dockerfile."""
+    """The binaries (7z, unar for unpack; pdftotext, antiword for extract; Tesseract and its models
+    for ocr) come from the image built from functions/ocr/Dockerfile."""
     stack = app_and_stack[1]
-    for fn in (stack.unpack_fn, stack.extract_fn):
+    for fn in (stack.unpack_fn, stack.extract_fn, stack.ocr_fn):
         props = function_properties(resources, stack, fn)
         assert props["PackageType"] == "Image"
         assert props["EphemeralStorage"] == {"Size": 10240}
@@ -146,7 +146,8 @@ def test_functions_get_settings_table_and_powertools_environment(
 ) -> None:
     """Settings from the CDK context reach every function as PAPERSIFT_* variables."""
     stack = app_and_stack[1]
-    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.unpack_fn, stack.ingest_fn):
+    for fn in (stack.plan_fn, stack.extract_fn, stack.assemble_fn, stack.unpack_fn, stack.ingest_fn,
+               stack.ocr_plan_fn, stack.ocr_fn):
         env = function_properties(resources, stack, fn)["Environment"]["Variables"]
         assert env["PAPERSIFT_PAGE_BATCH_SIZE"] == "10"
         assert env["PAPERSIFT_OCR_MODE"] == "local-first"
@@ -155,6 +156,44 @@ def test_functions_get_settings_table_and_powertools_environment(
         assert "PAPERSIFT_PASSWORDS" not in env
     ingest_env = function_properties(resources, stack, stack.ingest_fn)["Environment"]["Variables"]
     assert ingest_env["STATE_MACHINE_ARN"] == {"Ref": logical_id(stack, stack.state_machine)}
+
+
+def _textract_statements(resources: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(policy logical id, statement) of every IAM statement allowing a Textract action."""
+    found = []
+    for logical, resource in resources.items():
+        if resource["Type"] != "AWS::IAM::Policy":
+            continue
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            if any(str(action).startswith("textract:") for action in actions):
+                found.append((logical, statement))
+    return found
+
+
+def test_only_the_ocr_function_may_call_textract_and_is_told_so(
+    app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """local-first may send a page Tesseract cannot read to Textract: the OCR function (and no other)
+    may call DetectDocumentText and AnalyzeDocument, and its environment enables the client."""
+    stack = app_and_stack[1]
+    statements = _textract_statements(resources)
+    role = logical_id(stack, stack.ocr_fn.role)
+    assert [s for _, s in statements] == [{"Action": ["textract:DetectDocumentText", "textract:AnalyzeDocument"],
+                                          "Effect": "Allow", "Resource": "*"}]
+    policy = resources[statements[0][0]]["Properties"]
+    assert policy["Roles"] == [{"Ref": role}]
+    env = function_properties(resources, stack, stack.ocr_fn)["Environment"]["Variables"]
+    assert env["TEXTRACT_ENABLED"] == "true"
+
+
+def test_local_only_deploys_no_textract_permission_at_all(tmp_path: Path) -> None:
+    """No page leaves the account's Lambdas: nothing may call Textract, and no client is made."""
+    app, stack = build_app(context={**FAST, "papersift": {"ocr_mode": "local-only"}}, outdir=str(tmp_path))
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    assert _textract_statements(resources) == []
+    env = function_properties(resources, stack, stack.ocr_fn)["Environment"]["Variables"]
+    assert "TEXTRACT_ENABLED" not in env
 
 
 def test_state_machine_runs_the_shared_definition_with_all_function_arns(
