@@ -189,7 +189,7 @@ def test_only_the_ocr_function_may_call_textract_and_is_told_so(
 
 def test_local_only_deploys_no_textract_permission_at_all(tmp_path: Path) -> None:
     """No page leaves the account's Lambdas: nothing may call Textract, and no client is made."""
-    app, stack = build_app(context={**FAST, "papersift": {"ocr_mode": "local-only"}}, outdir=str(tmp_path))
+    _, stack = build_app(context={**FAST, "papersift": {"ocr_mode": "local-only"}}, outdir=str(tmp_path))
     resources = Template.from_stack(stack).to_json()["Resources"]
     assert _textract_statements(resources) == []
     env = function_properties(resources, stack, stack.ocr_fn)["Environment"]["Variables"]
