@@ -156,3 +156,13 @@ def test_a_blank_scan_is_an_empty_document_not_a_clean_one(tmp_path: Path) -> No
     report = process_document(store, document, Settings(), engines=engines(FakeEngine(
         reading(TESSERACT, "", confidence=None, words=0))))
     assert report.status == "empty" and "blank_page" in report.pages[0].signals
+
+
+def test_a_doubtful_picture_page_shows_its_thumbnail_in_the_report_page(tmp_path: Path) -> None:
+    """A person reviewing a low-confidence frame sees the picture beside the text OCR read."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "faded.png", image_bytes(text_image()))
+    process_document(store, document, Settings(), engines=engines(FakeEngine(reading(TESSERACT, GOOD,
+                                                                                      confidence=0.4))))
+    page = store.get(f"results/{document.doc_id}/report.html").decode()
+    assert 'pictured" id="page-1"' in page and "data:image/jpeg;base64," in page

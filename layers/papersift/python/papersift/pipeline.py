@@ -48,9 +48,16 @@ from papersift.report import (
     PageStatus,
     status_for_error,
 )
-from papersift.report_page import REPORT_PAGE_NAME, Thumbnail, pdf_thumbnails, render_report_page, thumbnail_pages
+from papersift.report_page import (
+    REPORT_PAGE_NAME,
+    Thumbnail,
+    pdf_thumbnails,
+    picture_thumbnails,
+    render_report_page,
+    thumbnail_pages,
+)
 from papersift.settings import OCR_OFF, Settings
-from papersift.sniff import FileType, sniff
+from papersift.sniff import PICTURE_KINDS, FileType, sniff
 from papersift.steps import (
     ARCHIVE,
     PICTURE,
@@ -374,12 +381,15 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
 
 def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionReport,
                 settings: Settings) -> list[Thumbnail]:
-    """report.html's pictures of a PDF's suspect pages: the one time assemble reads the source,
-    and only when there is a suspect page to show."""
-    if report.detected_type != "pdf" or not thumbnail_pages(report):
+    """report.html's pictures of a PDF's or a picture's suspect pages: the one time assemble reads
+    the source, and only when there is a suspect page to show."""
+    picture = report.detected_type in PICTURE_KINDS
+    if (report.detected_type != "pdf" and not picture) or not thumbnail_pages(report):
         return []
     try:
         data, metadata = store.get_with_metadata(document.key)
+        if picture:
+            return picture_thumbnails(report, data)
         return pdf_thumbnails(report, data, DocumentOptions.from_metadata(metadata).apply(settings).passwords)
     except Exception:  # pictures are a courtesy: a source gone or unreadable must never fail the result
         return []

@@ -105,6 +105,15 @@ def pdf_thumbnails(report: ExtractionReport, data: bytes, passwords: tuple[str, 
     return [thumbnail_from_image(page.number, page.image, limits) for page in rendered]
 
 
+def picture_thumbnails(report: ExtractionReport, data: bytes, limits: PageLimits = PageLimits()) -> list[Thumbnail]:
+    """Thumbnails of a picture document's most severe suspect frames."""
+    from papersift.rendering import render_picture_frames
+
+    # a thumbnail is ~300 px wide: decode no more than a few times that
+    frames = render_picture_frames(data, thumbnail_pages(report, limits), max_pixels=16 * limits.thumbnail_width ** 2)
+    return [thumbnail_from_image(frame.number, frame.image, limits) for frame in frames]
+
+
 def member_report_href(doc_id: str) -> str:
     """Where a member's report.html sits relative to its archive's, in the results layout."""
     return f"../{doc_id}/{REPORT_PAGE_NAME}"
