@@ -3,13 +3,19 @@ on disk (``sniff_file``, ``archive_kind``). Magic bytes and container structure 
 extension is only a tiebreaker (plain text vs CSV, say), so misnamed and extensionless files
 are typed by what they are.
 
-Why the signatures are kept here rather than in a signature library (measured 2026-12-01 on
-one sample per kind we read): puremagic 1.30 finds no LZMA-alone stream and no binary cpio,
-ranks an ISO 9660 image below an embroidery format (0.8 vs 0.5) and types any zip as docx;
-filetype 1.2 finds none of LZMA-alone, cpio, arj, lzh or ISO. Both would still need the
-structural checks below (tar checksums, bzip2 block headers, BMP header sizes, the parts of a
-zip or OLE2 container) and cost 30-60 ms of import on the plan Lambda. A leaf module: it imports
-nothing of papersift at module level.
+Why the signatures are kept here rather than in a signature library (bench/signature_libraries.py:
+one sample per kind we read, typed from its bytes; the numbers are in docs/benchmarks.md):
+puremagic 1.30 finds no LZMA-alone stream and no cpio, ranks an ISO 9660 image below an
+embroidery format (0.8 vs 0.5) and guesses an Office type for zips (a plain zip and an odt as
+docx, a docx as xlsx); filetype 1.2 finds none of LZMA-alone, cpio, arj, lzh, ISO or BigTIFF; both
+take text that starts with "BM" or "BZh" for a bitmap or a bzip2 stream. Either would still need
+the structural checks below (tar checksums, bzip2 block headers, BMP header sizes, the parts of a
+zip or OLE2 container), for 2-4 ms more import. python-magic identifies the most (44 of 48
+samples; not xlsm, tsv or an ISO descriptor at 0x8801), but it binds libmagic, a C library (with
+an 8 MB compiled magic database) that the zip functions' Lambda runtime does not have: the plan
+function, a zip function, types every dropped file, and plan and unpack must type alike, so it
+would mean building and shipping libmagic in a layer. A leaf module: it imports nothing of
+papersift at module level.
 """
 
 from __future__ import annotations
