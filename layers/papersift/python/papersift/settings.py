@@ -40,6 +40,12 @@ class Settings:
     distributed_map_threshold: int = 40
     #: concurrent page batches per document
     max_concurrency: int = 10
+    #: workflow executions (documents) running at once: ingest starts no more, counting RUNNING
+    #: executions with ListExecutions; the other drops wait in the queue. Each running document may
+    #: hold max_concurrency extract or ocr_max_concurrency OCR Lambdas at a time, so this times the
+    #: larger of the two is the most the workflow asks of the account's Lambda concurrency (1,000 by
+    #: default, 100 of it kept unreserved): 50 x 10 leaves room for the rest
+    max_running_executions: int = 50
     #: largest input accepted, in bytes
     max_file_bytes: int = 512 * 1024 * 1024
     #: pages beyond this are not extracted; the report says so
@@ -59,6 +65,11 @@ class Settings:
     #: OCR pages of one document read at a time. Textract's synchronous APIs default to a few
     #: requests per second per account: size this so (running documents x this) stays within the quota
     ocr_max_concurrency: int = 10
+    #: reserved concurrency of the OCR function: capacity no other function can take, and a ceiling
+    #: (0: none, OCR shares the account's pool). When set it must hold every page the workflow can
+    #: read at once, max_running_executions x ocr_max_concurrency: below that Lambda would throttle
+    #: pages past the workflow's retries and fail them
+    ocr_reserved_concurrency: int = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: int = 120
     #: detect tables with pdfplumber and append them as Markdown
@@ -102,6 +113,7 @@ class Settings:
             "page_batch_size",
             "distributed_map_threshold",
             "max_concurrency",
+            "max_running_executions",
             "max_file_bytes",
             "max_pages",
             "ocr_dpi",
@@ -124,6 +136,15 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"setting {name} must be positive, got {getattr(self, name)!r}")
+        if self.ocr_reserved_concurrency < 0:
+            raise SettingsError(f"setting ocr_reserved_concurrency must be 0 (none) or positive, "
+                                f"got {self.ocr_reserved_concurrency!r}")
+        ocr_pages_at_once = self.max_running_executions * self.ocr_max_concurrency
+        if 0 < self.ocr_reserved_concurrency < ocr_pages_at_once:
+            raise SettingsError(
+                f"setting ocr_reserved_concurrency must be 0 or at least max_running_executions x "
+                f"ocr_max_concurrency = {ocr_pages_at_once} (the OCR pages the workflow may read at once; "
+                f"fewer would be throttled past its retries); got {self.ocr_reserved_concurrency}")
         if self.ocr_mode not in OCR_MODES:
             raise SettingsError(f"setting ocr_mode must be one of {', '.join(OCR_MODES)}; got {self.ocr_mode!r}")
         if not self.ocr_languages or not all(lang.isalnum() or "_" in lang for lang in self.ocr_languages):

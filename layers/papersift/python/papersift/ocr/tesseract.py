@@ -9,10 +9,12 @@ system's). The steps, each there because a real scan needed it:
    classifies well (on a fixed-size thumbnail it turned the 8087 magazine page upside down), and
    on a dense page first on its middle band (see OSD_BAND); a picture with too few characters
    gets a second, lower-bar try, then is read upright, and says so;
-3. the picture turned upright, its small skew measured from projection profiles and undone;
+3. the picture turned upright, its small skew measured from projection profiles and undone
+   from 1 degree up (pictures.MIN_DESKEW);
 4. rescaled only when its print is far from the size Tesseract reads best (a phone photo's
    tiny text is enlarged; huge type is shrunk); a 300-dpi page is read at its own size (0.7x
-   saves 20% of the time and loses 0.004 of similarity on 8087);
+   saves 20% of the time and loses 0.004 of similarity on 8087); unevenly lit pictures (photos)
+   binarised with local thresholds, bilevel ones handed over bilevel;
 5. the model chosen, not guessed: the script OSD named picks among the *installed* models
    (Arabic -> ara, Japanese -> jpn and jpn_vert, the better kept ...); Latin, or a script with
    no model here, is read with the configured languages; a Latin page whose text reads as
@@ -45,21 +47,27 @@ from papersift.quality import detect_language
 #: per tesseract call; a dense 300-dpi page takes a few seconds with three models
 DEFAULT_TIMEOUT_SECONDS = 120.0
 #: LSTM only (the installed "fast" models have no legacy engine); fully automatic page
-#: segmentation without OSD (OSD runs once, separately): columns are read one after the other;
-#: Sauvola's local thresholds instead of one global Otsu threshold: the phone photo of a screen
-#: (vignetting) loses its left column with Otsu at every scale and is read whole with Sauvola, at
-#: the same speed, and 8087's similarity goes from 0.930 to 0.934
-RECOGNITION_CONFIG = "--oem 1 --psm 3 -c thresholding_method=2"
+#: segmentation without OSD (OSD runs once, separately): columns are read one after the other
+RECOGNITION_CONFIG = "--oem 1 --psm 3"
+#: pictures whose paper is lit this unevenly (pictures.uneven_light) are binarised with Sauvola's
+#: local thresholds instead of Tesseract's one global Otsu threshold: the phone photo of a screen
+#: (vignetting, 61) loses its left column with Otsu at every scale and is read whole with Sauvola;
+#: scans and rendered pages (0 to 3) keep Otsu, which is 0.1-0.2 s faster on a 300-dpi page
+UNEVEN_LIGHT = 20
+SAUVOLA = "-c thresholding_method=2"
 #: line height (ink rows of one line of text, in pixels) that the copy given to OSD is scaled to
 OSD_LINE_HEIGHT = 30.0
 OSD_SCALE_RANGE = (0.25, 3.0)
 #: a dense picture (more pixels than OSD_BAND_ABOVE) is first classified from its middle band
 #: (OSD_BAND of its longer side): 0.55-0.6 s of CPU instead of 0.8-0.9 s on the corpus's 300-dpi
-#: pages, at the same orientation confidence (8087: 25.4 against 24.6); only a band whose turn is
-#: less sure than OSD_SURE is followed by OSD on the whole picture
+#: pages, at the same orientation confidence (8087: 25.4 against 24.6). A band that proposes a turn
+#: less surely than OSD_SURE, or upright less surely than OSD_SURE_UPRIGHT, is followed by OSD on
+#: the whole picture. Upright needs less: nearly every page is, and reading a page as it came is
+#: what happens without OSD, while a wrong turn makes garbage (a noisy RVL-CDIP form: band 2.6)
 OSD_BAND_ABOVE = 3_000_000
 OSD_BAND = 0.4
 OSD_SURE = 5.0
+OSD_SURE_UPRIGHT = 2.5
 #: Tesseract's default bar is 50 characters; a page with fewer gets a second try with this one
 OSD_FEW_CHARACTERS = 10
 #: a turn OSD proposes below this confidence is not made (a photo of a screen read as upside down
@@ -191,10 +199,14 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         prepared, skew = _straightened(upright, notes)
         candidates = _candidates(orientation, configured, models, notes)
         path = files.write(prepared)
-        reads = [_recognise(path, language, timeout_seconds) for language in candidates]
+        config = RECOGNITION_CONFIG
+        if pictures.uneven_light(prepared) >= UNEVEN_LIGHT:
+            config = f"{config} {SAUVOLA}"
+            notes.append("unevenly lit (a photo?): binarised with local (Sauvola) thresholds")
+        reads = [_recognise(path, language, config, timeout_seconds) for language in candidates]
         best = _best(reads, notes)
         if best.language == configured:
-            best = _latin_reread(best, path, configured, models, timeout_seconds, notes)
+            best = _latin_reread(best, path, configured, models, config, timeout_seconds, notes)
     if not best.words:
         notes.append(f"no words found; ink covers {pictures.ink_share(whole):.1%} of the picture")
     return OcrReading(
@@ -257,8 +269,8 @@ def _best(reads: list[_Read], notes: list[str]) -> _Read:
     return best
 
 
-def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[str], timeout: float,
-                  notes: list[str]) -> _Read:
+def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[str], config: str,
+                  timeout: float, notes: list[str]) -> _Read:
     """Read again with the language the text is in, when that model is installed and was not
     among the configured ones; keep the better reading."""
     language = detect_language(first.text) if first.text else None
@@ -268,7 +280,7 @@ def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[s
     if model not in models:
         notes.append(f"the text reads as {language}, whose model {model} is not installed: kept {configured}")
         return first
-    second = _recognise(path, model, timeout)
+    second = _recognise(path, model, config, timeout)
     kept = second if (second.confidence or 0.0) > (first.confidence or 0.0) else first
     notes.append(f"the text reads as {language}: re-read with {model}, confidence {_confidence(second)} "
                  f"({second.words} words) against {_confidence(first)} ({first.words} words) with {configured}; "
@@ -293,8 +305,15 @@ class _Files:
 
     def write(self, image: Image.Image) -> Path:
         self.count += 1
-        path = self.directory / f"page-{self.count}.pgm"
-        image.save(path, format="PPM")
+        histogram = image.histogram()
+        if histogram[0] + histogram[255] == image.width * image.height:
+            # a bilevel picture (a fax, a 1-bit TIFF) stays bilevel: Tesseract then skips its own
+            # thresholding, 0.2 s of a 300-dpi page
+            path = self.directory / f"page-{self.count}.pbm"
+            image.convert("1", dither=Image.Dither.NONE).save(path, format="PPM")
+        else:
+            path = self.directory / f"page-{self.count}.pgm"
+            image.save(path, format="PPM")
         return path
 
 
@@ -313,7 +332,7 @@ def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientatio
     copy = pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray
     if copy.width * copy.height > OSD_BAND_ABOVE:
         band = _osd(files.write(_middle_band(copy)), "", timeout)
-        if isinstance(band, Orientation) and band.confidence >= OSD_SURE:
+        if isinstance(band, Orientation) and band.confidence >= (OSD_SURE_UPRIGHT if not band.rotate else OSD_SURE):
             return _checked(band)
     path = files.write(copy)
     found = _osd(path, "", timeout)
@@ -397,9 +416,9 @@ def _straightened(upright: Image.Image, notes: list[str]) -> tuple[Image.Image, 
 # --- recognition -------------------------------------------------------------------------------
 
 
-def _recognise(path: Path, language: str, timeout: float) -> _Read:
+def _recognise(path: Path, language: str, config: str, timeout: float) -> _Read:
     try:
-        tsv = pytesseract.image_to_data(str(path), lang=language, config=RECOGNITION_CONFIG,
+        tsv = pytesseract.image_to_data(str(path), lang=language, config=config,
                                         output_type=pytesseract.Output.BYTES, timeout=timeout)
     except pytesseract.TesseractNotFoundError as exc:
         raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
