@@ -71,6 +71,14 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (INGEST, *WORKFLOW_FUNCTIONS)
 
 #: SQS messages per ingest invocation
 INGEST_BATCH_SIZE = 10
+#: ingest invocations at once (the event source mapping's maximum concurrency; 2 is the least SQS
+#: allows): admission decisions (Settings.max_running_executions) race with one other invocation at most
+INGEST_MAX_CONCURRENCY = 2
+#: a drop ingest may not start yet is sent to the queue again with this delay plus up to as much
+#: jitter (SQS allows 900 s), the original deleted: waiting never counts as a receive
+ADMISSION_DELAY_SECONDS = 30
+#: the environment variable ingest reads it from (the local runner sets a shorter delay)
+ADMISSION_DELAY_ENV = "ADMISSION_DELAY_SECONDS"
 #: six times ingest's timeout, as Lambda's SQS integration advises
 QUEUE_VISIBILITY_TIMEOUT_SECONDS = 6 * INGEST.timeout_seconds
 #: receives before a poison message moves to the dead-letter queue

@@ -116,9 +116,12 @@ class PipelineStack(Stack):
         self.assemble_fn = self._function(ASSEMBLE)
         self.unpack_fn = self._function(UNPACK)  # members are uploaded as documents of their own
         self.ocr_plan_fn = self._function(OCR_PLAN)
-        # OCR runs in the container (Tesseract and its models); Textract only where the mode may use it
+        # OCR runs in the container (Tesseract and its models); Textract only where the mode may use it.
+        # Pages read at once are at most max_running_executions x ocr_max_concurrency (the OCR Map);
+        # a reserved concurrency (settings: at least that) keeps them from the rest of the account.
         textract = uses_textract(self.settings.ocr_mode)
-        self.ocr_fn = self._function(OCR, environment={deployment.TEXTRACT_ENABLED_ENV: "true"} if textract else None)
+        self.ocr_fn = self._function(OCR, environment={deployment.TEXTRACT_ENABLED_ENV: "true"} if textract else None,
+                                     reserved_concurrency=self.settings.ocr_reserved_concurrency or None)
         # Every step reads the source and the work files; each writes only under its own prefixes.
         for fn, spec in zip(self.workflow_functions, WORKFLOW_FUNCTIONS, strict=True):
             self.bucket.grant_read(fn)
@@ -135,16 +138,24 @@ class PipelineStack(Stack):
         # 4. The one workflow definition, shared with the local runner.
         self.state_machine = self._state_machine()
 
-        # 5. Ingest: queue -> one execution per document.
+        # 5. Ingest: queue -> one execution per document, no more running than max_running_executions.
         self.ingest_fn = self._function(
-            INGEST, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn}
+            INGEST, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn,
+                                 deployment.ADMISSION_DELAY_ENV: str(deployment.ADMISSION_DELAY_SECONDS)}
         )
+        # two ingests at once at most (SQS's least): admission decisions race with one other only
         self.ingest_fn.add_event_source(
             event_sources.SqsEventSource(self.queue, batch_size=deployment.INGEST_BATCH_SIZE,
-                                         report_batch_item_failures=True)
+                                         report_batch_item_failures=True,
+                                         max_concurrency=deployment.INGEST_MAX_CONCURRENCY)
         )
         # the execution name is the document id: a duplicate notification cannot start a second run
         self.state_machine.grant_start_execution(self.ingest_fn)
+        # admission: ingest counts the workflow's RUNNING executions, and sends a drop that must wait
+        # back to the queue with a delay (a new message: waiting never counts towards the DLQ)
+        self.ingest_fn.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:ListExecutions"], resources=[self.state_machine.state_machine_arn]))
+        self.queue.grant_send_messages(self.ingest_fn)
 
         # 6. The API: callers submit, follow, fetch, list and delete documents.
         self.api_fn = self._api_function()
@@ -295,9 +306,10 @@ class PipelineStack(Stack):
             self, f"{construct_id}Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
         )
 
-    def _function(self, spec: FunctionSpec, environment: Mapping[str, str] | None = None) -> lambda_.Function:
+    def _function(self, spec: FunctionSpec, environment: Mapping[str, str] | None = None,
+                  reserved_concurrency: int | None = None) -> lambda_.Function:
         if spec.container:
-            return self._container_function(spec, environment)
+            return self._container_function(spec, environment, reserved_concurrency)
         return lambda_.Function(
             self,
             spec.construct_id,
@@ -309,12 +321,13 @@ class PipelineStack(Stack):
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_seconds),
             environment=self._environment(environment),
+            reserved_concurrent_executions=reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self._log_group(spec.construct_id),
         )
 
-    def _container_function(self, spec: FunctionSpec,
-                            environment: Mapping[str, str] | None = None) -> lambda_.DockerImageFunction:
+    def _container_function(self, spec: FunctionSpec, environment: Mapping[str, str] | None = None,
+                            reserved_concurrency: int | None = None) -> lambda_.DockerImageFunction:
         """A function whose image carries binaries (7z, unar, Tesseract, poppler). The image is
         only staged at synth (no Docker needed); ``cdk deploy`` builds it."""
         name = spec.name
@@ -344,6 +357,7 @@ class PipelineStack(Stack):
             timeout=Duration.seconds(spec.timeout_seconds),
             ephemeral_storage_size=Size.gibibytes(10),
             environment=self._environment(environment),
+            reserved_concurrent_executions=reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self._log_group(spec.construct_id),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 from handler_env import BUCKET, load_event, load_handler
 from pdf_factory import native_and_scanned_pdf, numbered_pdf
 
@@ -55,6 +56,158 @@ def test_unparseable_message_is_reported_as_a_partial_batch_failure(aws, lambda_
     result = ingest.handler({"Records": [good, bad]}, lambda_context)
     assert result == {"batchItemFailures": [{"itemIdentifier": "broken-1"}]}
     assert len(aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]) == 1
+
+
+def _drops(*keys: str, deferrals: int = 0) -> dict[str, Any]:
+    """An SQS batch of one S3 notification per key (as the drop queue hands them to ingest)."""
+    template = load_event("sqs-s3-notification")["Records"][0]
+    notification = json.loads(template["body"])
+    records = []
+    for number, key in enumerate(keys):
+        body = json.loads(json.dumps(notification))
+        body["Records"][0]["s3"]["object"]["key"] = key
+        attributes = {"papersift-deferrals": {"stringValue": str(deferrals), "dataType": "Number"}} if deferrals else {}
+        records.append(dict(template, messageId=f"m-{number}", body=json.dumps(body), messageAttributes=attributes))
+    return {"Records": records}
+
+
+def _spy(calls: list[dict[str, Any]], method: Any) -> Any:
+    def spy(**kwargs: Any) -> Any:
+        calls.append(kwargs)
+        return method(**kwargs)
+    return spy
+
+
+def _running_limit(monkeypatch, limit: int) -> Any:
+    """Ingest with Settings.max_running_executions = limit, and the drop queue its events name."""
+    monkeypatch.setenv("PAPERSIFT_MAX_RUNNING_EXECUTIONS", str(limit))
+    boto3.client("sqs").create_queue(QueueName="papersift-incoming")
+    return load_handler("ingest")
+
+
+def test_ingest_defers_drops_past_the_running_limit_as_new_delayed_messages(aws, lambda_context, monkeypatch):
+    """Limit 2, three drops: two runs start, the third is sent to the queue again with a delay of
+    30-60 s and a deferral count, and its record succeeds (SQS deletes the original): waiting is
+    never a failure, so it never counts towards the dead-letter queue."""
+    ingest = _running_limit(monkeypatch, 2)
+    sent: list[dict[str, Any]] = []
+    ingest.sqs.send_message = _spy(sent, ingest.sqs.send_message)
+    event = _drops("incoming/a.txt", "incoming/b.txt", "incoming/c.txt")
+    assert ingest.handler(event, lambda_context) == {"batchItemFailures": []}
+    runs = aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]
+    assert len(runs) == 2
+    (deferred,) = sent
+    assert deferred["MessageBody"] == event["Records"][2]["body"]
+    assert 30 <= deferred["DelaySeconds"] <= 60
+    assert deferred["MessageAttributes"] == {"papersift-deferrals": {"DataType": "Number", "StringValue": "1"}}
+    attributes = boto3.client("sqs").get_queue_attributes(QueueUrl=deferred["QueueUrl"],
+                                                          AttributeNames=["ApproximateNumberOfMessagesDelayed"])
+    assert attributes["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
+
+
+def test_ingest_counts_running_executions_once_and_only_as_far_as_the_limit(aws, lambda_context, monkeypatch):
+    """Five runs open, limit 2: one ListExecutions page of two answers "full"; both drops wait, and
+    the next batch believes that verdict for a while instead of asking again."""
+    ingest = _running_limit(monkeypatch, 2)
+    for number in range(5):
+        aws["sfn"].start_execution(stateMachineArn=aws["state_machine_arn"], name=f"open-{number}", input="{}")
+    listed: list[dict[str, Any]] = []
+    ingest.sfn.list_executions = _spy(listed, ingest.sfn.list_executions)
+    assert ingest.handler(_drops("incoming/a.txt", "incoming/b.txt"), lambda_context) == {"batchItemFailures": []}
+    assert [call["maxResults"] for call in listed] == [2]
+    assert len(aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"]) == 5
+    ingest.handler(_drops("incoming/c.txt"), lambda_context)
+    assert len(listed) == 1
+
+
+class _ListedRuns:
+    """ListExecutions over ``total`` RUNNING executions, in pages as Step Functions gives them."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.calls: list[dict[str, Any]] = []
+
+    def list_executions(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        start, size = int(kwargs.get("nextToken", 0)), kwargs["maxResults"]
+        names = range(start, min(start + size, self.total))
+        page: dict[str, Any] = {"executions": [{"name": f"run-{n}"} for n in names]}
+        if start + size < self.total:
+            page["nextToken"] = str(start + size)
+        return page
+
+
+def test_admission_pages_list_executions_only_until_the_limit_and_believes_full_for_a_while(aws):
+    """Limits above one page (1,000): pages are read until the limit is counted, no further; a
+    count that found the workflow full is believed for a quarter of the delay."""
+    ingest = load_handler("ingest")
+    runs = _ListedRuns(5000)
+    assert ingest.Admission(runs, "arn", limit=2500, delay_seconds=40).free() == 0
+    assert [call["maxResults"] for call in runs.calls] == [1000, 1000, 1000]
+    runs = _ListedRuns(1200)
+    assert ingest.Admission(runs, "arn", limit=2500, delay_seconds=40).free() == 1300
+    assert len(runs.calls) == 2
+    now = [0.0]
+    runs = _ListedRuns(7)
+    admission = ingest.Admission(runs, "arn", limit=5, delay_seconds=40, clock=lambda: now[0])
+    assert admission.free() == 0 and len(runs.calls) == 1
+    now[0] = 9.0
+    assert admission.free() == 0 and len(runs.calls) == 1
+    runs.total, now[0] = 3, 10.5
+    assert admission.free() == 2 and len(runs.calls) == 2
+
+
+def test_admission_counts_its_own_recent_starts_until_listed(aws):
+    """ListExecutions is eventually consistent: what this container started a moment ago counts as
+    running even before it is listed, and stops counting after a sixth of the delay."""
+    ingest = load_handler("ingest")
+    now = [0.0]
+    admission = ingest.Admission(_ListedRuns(1), "arn", limit=3, delay_seconds=60, clock=lambda: now[0])
+    admission.started("fresh")
+    assert admission.free() == 1
+    now[0] = 11.0
+    assert admission.free() == 2
+
+
+def test_a_drop_deferred_again_carries_its_count_and_test_events_ask_nothing(aws, lambda_context, monkeypatch):
+    ingest = _running_limit(monkeypatch, 1)
+    aws["sfn"].start_execution(stateMachineArn=aws["state_machine_arn"], name="open-1", input="{}")
+    sent: list[dict[str, Any]] = []
+    listed: list[dict[str, Any]] = []
+    ingest.sqs.send_message = _spy(sent, ingest.sqs.send_message)
+    ingest.sfn.list_executions = _spy(listed, ingest.sfn.list_executions)
+    test_event = load_event("sqs-s3-notification")["Records"][1]
+    assert ingest.handler({"Records": [test_event]}, lambda_context) == {"batchItemFailures": []}
+    assert listed == []
+    ingest.handler(_drops("incoming/a.txt", deferrals=3), lambda_context)
+    assert sent[0]["MessageAttributes"]["papersift-deferrals"]["StringValue"] == "4"
+
+
+def test_ingest_defers_when_step_functions_refuses_for_load_or_cannot_count(aws, lambda_context, monkeypatch):
+    """StartExecution throttled (or at the open-execution limit), ListExecutions failing: the drops
+    wait in the queue; neither is a record failure."""
+    from botocore.exceptions import ClientError
+
+    ingest = _running_limit(monkeypatch, 5)
+    sent: list[dict[str, Any]] = []
+    ingest.sqs.send_message = _spy(sent, ingest.sqs.send_message)
+
+    def throttled(**kwargs: Any) -> Any:
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "StartExecution")
+
+    ingest.sfn.start_execution = throttled
+    assert ingest.handler(_drops("incoming/a.txt"), lambda_context) == {"batchItemFailures": []}
+
+    def unavailable(**kwargs: Any) -> Any:
+        raise ClientError({"Error": {"Code": "ServiceUnavailable", "Message": "try later"}}, "ListExecutions")
+
+    ingest = _running_limit(monkeypatch, 5)
+    ingest.sqs.send_message = _spy(sent, ingest.sqs.send_message)
+    ingest.sfn.list_executions = unavailable
+    assert ingest.handler(_drops("incoming/b.txt"), lambda_context) == {"batchItemFailures": []}
+    assert [json.loads(m["MessageBody"])["Records"][0]["s3"]["object"]["key"] for m in sent] == [
+        "incoming/a.txt", "incoming/b.txt"]
+    assert aws["sfn"].list_executions(stateMachineArn=aws["state_machine_arn"])["executions"] == []
 
 
 def test_plan_extract_assemble_write_results_and_one_table_item(aws, lambda_context):

@@ -239,17 +239,55 @@ def test_state_machine_may_invoke_its_functions_and_run_distributed_map_children
     assert reads and all("/work/*" in json.dumps(s["Resource"]) for s in reads)
 
 
-def test_ingest_may_only_start_executions_of_the_workflow(
+def test_ingest_may_start_and_count_executions_of_the_workflow_and_nothing_else(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
-    """Ingest's own grants: StartExecution on this state machine (plus reading its queue and X-Ray)."""
+    """Ingest's grants, exactly: StartExecution and ListExecutions (admission counts RUNNING runs) on
+    this state machine; its queue as the event source, and SendMessage to it (a drop that must wait
+    goes back with a delay); X-Ray. No bucket, no table, not the dead-letter queue."""
     stack = app_and_stack[1]
-    statements = resources[logical_id(stack, stack.ingest_fn.role.node.find_child("DefaultPolicy"))]["Properties"][
-        "PolicyDocument"
-    ]["Statement"]
-    actions = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
-    assert "states:StartExecution" in actions
-    assert not {a for a in actions if a.startswith(("s3:", "dynamodb:"))}
+    role = {"Ref": logical_id(stack, stack.ingest_fn.role)}
+    policies = [p for p in template.find_resources("AWS::IAM::Policy").values() if role in p["Properties"]["Roles"]]
+    assert len(policies) == 1
+    granted = {
+        (action, json.dumps(statement["Resource"], sort_keys=True))
+        for statement in policies[0]["Properties"]["PolicyDocument"]["Statement"]
+        for action in ([statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"])
+    }
+    machine = json.dumps({"Ref": logical_id(stack, stack.state_machine)})
+    queue = json.dumps({"Fn::GetAtt": [logical_id(stack, stack.queue), "Arn"]}, sort_keys=True)
+    assert granted == {
+        ("xray:PutTraceSegments", '"*"'), ("xray:PutTelemetryRecords", '"*"'),
+        ("states:StartExecution", machine), ("states:ListExecutions", machine),
+        *((f"sqs:{action}", queue) for action in ("ReceiveMessage", "ChangeMessageVisibility", "DeleteMessage",
+                                                   "GetQueueAttributes", "GetQueueUrl", "SendMessage")),
+    }
+
+
+def test_at_most_two_ingests_run_at_once_and_each_knows_the_limit_and_the_delay(
+    template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
+) -> None:
+    """The event source mapping's maximum concurrency is SQS's least (2), so admission decisions race
+    with one other invocation at most; ingest reads the running limit and the deferral delay."""
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {"ScalingConfig": {"MaximumConcurrency": 2}})
+    stack = app_and_stack[1]
+    env = function_properties(resources, stack, stack.ingest_fn)["Environment"]["Variables"]
+    assert env["PAPERSIFT_MAX_RUNNING_EXECUTIONS"] == "50"
+    assert env["ADMISSION_DELAY_SECONDS"] == "30"
+
+
+def test_no_function_reserves_concurrency_unless_the_ocr_setting_asks(
+    app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any], tmp_path: Path
+) -> None:
+    """ocr_reserved_concurrency 0 (the default) reserves nothing; set, it becomes the OCR function's
+    reserved concurrency, and no other function's."""
+    assert not [r for r in resources.values()
+                if r["Type"] == "AWS::Lambda::Function" and "ReservedConcurrentExecutions" in r["Properties"]]
+    _, stack = build_app(context={**FAST, "papersift": {"ocr_reserved_concurrency": 600}}, outdir=str(tmp_path))
+    reserved = {logical: r["Properties"]["ReservedConcurrentExecutions"]
+                for logical, r in Template.from_stack(stack).to_json()["Resources"].items()
+                if r["Type"] == "AWS::Lambda::Function" and "ReservedConcurrentExecutions" in r["Properties"]}
+    assert reserved == {logical_id(stack, stack.ocr_fn): 600}
 
 
 def test_only_assemble_and_the_api_write_the_documents_table(
@@ -352,6 +390,8 @@ def test_cdk_nag_is_active_an_unacknowledged_finding_fails_synth(tmp_path: Path)
         ({"page_batch_size": 0}, "page_batch_size"),
         ({"ocr_mode": "sometimes"}, "ocr_mode"),
         ({"pages_per_batch": 5}, "pages_per_batch"),
+        ({"max_running_executions": 0}, "max_running_executions"),
+        ({"ocr_reserved_concurrency": 20}, "ocr_reserved_concurrency"),
         ('{"max_concurrency": "many"}', "max_concurrency"),
         ("not json", "papersift"),
     ],

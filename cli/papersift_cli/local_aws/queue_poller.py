@@ -21,33 +21,39 @@ class QueuePoller:
         self.region = region
 
     def pending(self) -> int:
-        """Messages waiting or in flight in the drop queue."""
-        attributes = self.sqs.get_queue_attributes(
-            QueueUrl=self.queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+        """Messages waiting, delayed (drops ingest deferred) or in flight in the drop queue."""
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                 "ApproximateNumberOfMessagesDelayed"]
+        attributes = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=names)["Attributes"]
+        return sum(int(attributes[name]) for name in names)
 
     def redeliver(self, ingest: IngestCall) -> int:
         """Receive what is visible and hand it to ingest in an SQS-shaped event, deleting what ingest
-        did not report as a batch item failure. Returns the number of messages received."""
-        response = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10, VisibilityTimeout=0,
-                                            AttributeNames=["All"])
+        did not report as a batch item failure and making that visible again at once (on AWS after
+        the visibility timeout). Returns the number of messages received.
+
+        The batch is hidden while ingest runs, as Lambda's poller hides it: a message ingest sends
+        meanwhile (a deferred drop) is handed to the event source mapping at once by moto, which
+        must not receive this batch a second time."""
+        response = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10,
+                                            AttributeNames=["All"], MessageAttributeNames=["All"])
         messages = response.get("Messages", [])
         if not messages:
             return 0
         event = {"Records": [{
             "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-            "attributes": m.get("Attributes", {}), "messageAttributes": {}, "md5OfBody": m["MD5OfBody"],
-            "eventSource": "aws:sqs", "eventSourceARN": self.queue_arn, "awsRegion": self.region,
+            "attributes": m.get("Attributes", {}), "messageAttributes": _lambda_attributes(m),
+            "md5OfBody": m["MD5OfBody"], "eventSource": "aws:sqs", "eventSourceARN": self.queue_arn,
+            "awsRegion": self.region,
         } for m in messages]}
         payload, raised = ingest(event)
-        if raised:
-            return len(messages)
-        failures = payload.get("batchItemFailures", []) if isinstance(payload, dict) else []
+        failures = payload.get("batchItemFailures", []) if isinstance(payload, dict) and not raised else []
         failed = {f.get("itemIdentifier") for f in failures}
         for message in messages:
-            if message["MessageId"] not in failed:
+            if raised or message["MessageId"] in failed:
+                self.sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"],
+                                                   VisibilityTimeout=0)
+            else:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
         return len(messages)
 
@@ -70,3 +76,10 @@ class QueuePoller:
         for handle in handles:
             self.sqs.change_message_visibility(QueueUrl=self.dlq_url, ReceiptHandle=handle, VisibilityTimeout=0)
         return bodies
+
+
+def _lambda_attributes(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A received message's attributes as Lambda's SQS event spells them."""
+    return {name: {"stringValue": value.get("StringValue"), "binaryValue": value.get("BinaryValue"),
+                   "stringListValues": [], "binaryListValues": [], "dataType": value["DataType"]}
+            for name, value in message.get("MessageAttributes", {}).items()}

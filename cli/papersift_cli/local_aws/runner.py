@@ -232,6 +232,9 @@ class LocalAws:
             self.settings, table_name=self.table_name, bucket_name=self.bucket,
             extra={
                 deployment.STATE_MACHINE_ARN_ENV: self.state_machine_arn,
+                # deferred drops come back sooner, as retries wait less (SQS delays are whole seconds)
+                deployment.ADMISSION_DELAY_ENV: str(max(1, round(deployment.ADMISSION_DELAY_SECONDS
+                                                                 * self.retry_time_scale))),
                 **server,
                 "AWS_DEFAULT_REGION": REGION,
                 "AWS_REGION": REGION,
@@ -355,7 +358,8 @@ class LocalAws:
             started = {e["input"].get("key") for e in executions if not e["input"].get("parent_doc_id")}
             running = [e for e in executions if e["status"] not in _FINISHED]
             pending = poller.pending()
-            if pending and not running:
+            if pending and len(running) < self.settings.max_running_executions:
+                # as Lambda's poller keeps polling: ingest decides whether a drop may start
                 self.redeliver_pending()
             settled = not running and not pending and (wanted <= started or wanted - started <= self.dead_keys())
             quiet_polls = quiet_polls + 1 if settled else 0
