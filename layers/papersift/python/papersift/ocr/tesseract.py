@@ -44,7 +44,7 @@ from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, OcrReading
 from papersift.quality import detect_language
 
-#: per tesseract call; a dense 300-dpi page takes a few seconds with three models
+#: a page's budget, shared by its tesseract calls; a dense 300-dpi page takes 3 to 7 s with three models
 DEFAULT_TIMEOUT_SECONDS = 120.0
 #: LSTM only (the installed "fast" models have no legacy engine); fully automatic page
 #: segmentation without OSD (OSD runs once, separately): columns are read one after the other
@@ -146,6 +146,17 @@ class Orientation:
 
 
 @dataclass(frozen=True)
+class _Deadline:
+    """The page's time budget: every tesseract call is bounded by what is left of it."""
+
+    ends: float
+    budget: float
+
+    def left(self) -> float:
+        return self.ends - time.perf_counter()
+
+
+@dataclass(frozen=True)
 class _Read:
     """One recognition of the prepared picture with one model set."""
 
@@ -169,12 +180,15 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
     """Read one page picture with Tesseract; see the module's docstring for the steps.
 
     ``languages`` are the configured Tesseract models for Latin print (``("eng", "por", "spa")``);
-    ``installed`` the models the binary has (asked once when None); ``timeout_seconds`` bounds each
-    tesseract call. ``detect_orientation=False`` skips OSD for a caller that knows the picture is
-    upright. Raises OcrUnavailableError when the binary or every configured model is missing,
-    EngineError when tesseract fails or times out on this picture.
+    ``installed`` the models the binary has (asked once when None); ``timeout_seconds`` is the page's
+    budget: each tesseract call is bounded by what is left of it, and a comparison read that finds
+    none left is skipped (noted) rather than failing a page already read. ``detect_orientation=False``
+    skips OSD for a caller that knows the picture is upright. Raises OcrUnavailableError when the
+    binary or every configured model is missing, EngineError when tesseract fails or runs out of
+    time on this picture.
     """
     started = time.perf_counter()
+    deadline = _Deadline(started + timeout_seconds, timeout_seconds)
     models = installed if installed is not None else installed_languages()
     notes: list[str] = []
     configured = _configured(languages, models, notes)
@@ -190,7 +204,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         files = _Files(Path(workdir))
         orientation = Orientation(note="OSD skipped: the caller says the picture is upright")
         if detect_orientation and "osd" in models:
-            orientation = _orientation(gray, files, timeout_seconds)
+            orientation = _orientation(gray, files, deadline)
         elif detect_orientation:
             orientation = Orientation(note="orientation not detected: the osd model is not installed")
         if orientation.note:
@@ -203,10 +217,15 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         if pictures.uneven_light(prepared) >= UNEVEN_LIGHT:
             config = f"{config} {SAUVOLA}"
             notes.append("unevenly lit (a photo?): binarised with local (Sauvola) thresholds")
-        reads = [_recognise(path, language, config, timeout_seconds) for language in candidates]
+        reads = [_recognise(path, candidates[0], config, deadline)]
+        for language in candidates[1:]:
+            try:
+                reads.append(_recognise(path, language, config, deadline))
+            except EngineError as exc:
+                notes.append(f"not compared with {language}: {exc}")
         best = _best(reads, notes)
         if best.language == configured:
-            best = _latin_reread(best, path, configured, models, config, timeout_seconds, notes)
+            best = _latin_reread(best, path, configured, models, config, deadline, notes)
     if not best.words:
         notes.append(f"no words found; ink covers {pictures.ink_share(whole):.1%} of the picture")
     return OcrReading(
@@ -270,7 +289,7 @@ def _best(reads: list[_Read], notes: list[str]) -> _Read:
 
 
 def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[str], config: str,
-                  timeout: float, notes: list[str]) -> _Read:
+                  deadline: _Deadline, notes: list[str]) -> _Read:
     """Read again with the language the text is in, when that model is installed and was not
     among the configured ones; keep the better reading."""
     language = detect_language(first.text) if first.text else None
@@ -280,7 +299,11 @@ def _latin_reread(first: _Read, path: Path, configured: str, models: frozenset[s
     if model not in models:
         notes.append(f"the text reads as {language}, whose model {model} is not installed: kept {configured}")
         return first
-    second = _recognise(path, model, config, timeout)
+    try:
+        second = _recognise(path, model, config, deadline)
+    except EngineError as exc:
+        notes.append(f"the text reads as {language}, not re-read with {model}: {exc}")
+        return first
     kept = second if (second.confidence or 0.0) > (first.confidence or 0.0) else first
     notes.append(f"the text reads as {language}: re-read with {model}, confidence {_confidence(second)} "
                  f"({second.words} words) against {_confidence(first)} ({first.words} words) with {configured}; "
@@ -317,7 +340,7 @@ class _Files:
         return path
 
 
-def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientation:
+def _orientation(gray: Image.Image, files: _Files, deadline: _Deadline) -> Orientation:
     """OSD on a copy whose print is scaled to OSD_LINE_HEIGHT: on its middle band first when it
     is dense, on the whole copy when the band is unsure, and once more with a lower bar when the
     picture holds too few characters for Tesseract's default."""
@@ -331,13 +354,13 @@ def _orientation(gray: Image.Image, files: _Files, timeout: float) -> Orientatio
     factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5)
     copy = pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray
     if copy.width * copy.height > OSD_BAND_ABOVE:
-        band = _osd(files.write(_middle_band(copy)), "", timeout)
+        band = _osd(files.write(_middle_band(copy)), "", deadline)
         if isinstance(band, Orientation) and band.confidence >= (OSD_SURE_UPRIGHT if not band.rotate else OSD_SURE):
             return _checked(band)
     path = files.write(copy)
-    found = _osd(path, "", timeout)
+    found = _osd(path, "", deadline)
     if isinstance(found, str) and _TOO_FEW_CHARACTERS in found:
-        found = _osd(path, f"-c min_characters_to_try={OSD_FEW_CHARACTERS}", timeout)
+        found = _osd(path, f"-c min_characters_to_try={OSD_FEW_CHARACTERS}", deadline)
     if isinstance(found, str):
         reason = "too few characters for OSD" if found == _TOO_FEW_CHARACTERS else found
         return Orientation(note=f"orientation not detected ({reason}): read upright")
@@ -377,10 +400,12 @@ def parse_osd(output: str) -> Orientation | None:
     return Orientation(rotate=rotate, confidence=confidence, script=script, script_confidence=script_confidence)
 
 
-def _osd(path: Path, config: str, timeout: float) -> Orientation | str:
+def _osd(path: Path, config: str, deadline: _Deadline) -> Orientation | str:
     """OSD's answer, or why there is none (a string)."""
+    if deadline.left() <= 0:
+        return f"no time left of the page's {deadline.budget:g} s"
     try:
-        output = pytesseract.image_to_osd(str(path), config=config, timeout=timeout)
+        output = pytesseract.image_to_osd(str(path), config=config, timeout=deadline.left())
     except pytesseract.TesseractNotFoundError as exc:
         raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
     except pytesseract.TesseractError as exc:
@@ -416,10 +441,12 @@ def _straightened(upright: Image.Image, notes: list[str]) -> tuple[Image.Image, 
 # --- recognition -------------------------------------------------------------------------------
 
 
-def _recognise(path: Path, language: str, config: str, timeout: float) -> _Read:
+def _recognise(path: Path, language: str, config: str, deadline: _Deadline) -> _Read:
+    if deadline.left() <= 0:
+        raise EngineError(f"no time left of the page's {deadline.budget:g} s to read with {language}")
     try:
         tsv = pytesseract.image_to_data(str(path), lang=language, config=config,
-                                        output_type=pytesseract.Output.BYTES, timeout=timeout)
+                                        output_type=pytesseract.Output.BYTES, timeout=deadline.left())
     except pytesseract.TesseractNotFoundError as exc:
         raise OcrUnavailableError("the tesseract binary is not installed or not on PATH") from exc
     except pytesseract.TesseractError as exc:
@@ -428,7 +455,8 @@ def _recognise(path: Path, language: str, config: str, timeout: float) -> _Read:
             raise OcrUnavailableError(f"tesseract could not load the model {language}: {message[-200:]}") from exc
         raise EngineError(f"tesseract failed reading with {language}: {message[-200:]}") from exc
     except RuntimeError as exc:  # pytesseract raises a bare RuntimeError on its timeout
-        raise EngineError(f"tesseract took longer than {timeout:g} s reading with {language}") from exc
+        raise EngineError(f"tesseract did not finish reading with {language} within the page's "
+                          f"{deadline.budget:g} s") from exc
     return _parse_tsv(bytes(tsv).decode("utf-8", errors="replace"), language)
 
 
