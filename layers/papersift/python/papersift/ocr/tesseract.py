@@ -272,7 +272,7 @@ def choose_models(script: str | None, configured: str, models: frozenset[str]) -
 def _candidates(orientation: Orientation, configured: str, models: frozenset[str], notes: list[str]) -> list[str]:
     candidates, note = choose_models(orientation.script, configured, models)
     if note:
-        notes.append(note)
+        notes.append(f"{note} (script confidence {orientation.script_confidence:.1f})")
     if candidates != [configured] and orientation.script_confidence < SURE_SCRIPT_CONFIDENCE:
         notes.append(f"OSD names the {orientation.script} script with confidence "
                      f"{orientation.script_confidence:.1f}: also read with {configured}")
