@@ -61,6 +61,11 @@ def versions(aws: LocalAws, prefix: str) -> Counter[str]:
     return found
 
 
+def item(outcome: DocumentOutcome) -> dict[str, Any]:
+    assert outcome.item is not None, f"{outcome.key} has no item"
+    return outcome.item
+
+
 def assert_each_ran_once(aws: LocalAws, keys: list[str]) -> list[DocumentOutcome]:
     """Every input has a final status and one execution; the table holds one item per document; the
     bucket one set of results per document (the top-level files and a JSON per page read, none
@@ -75,7 +80,8 @@ def assert_each_ran_once(aws: LocalAws, keys: list[str]) -> list[DocumentOutcome
     assert {key.split("/")[1] for key in results} == doc_ids
     for outcome in outcomes:
         top = {outcome.results_prefix + name for name in TOP_LEVEL_RESULTS}
-        pages = {f"{outcome.results_prefix}pages/{n:05d}.json" for n in range(1, int(outcome.item["page_count"]) + 1)}
+        page_count = int(item(outcome)["page_count"])
+        pages = {f"{outcome.results_prefix}pages/{n:05d}.json" for n in range(1, page_count + 1)}
         mine = {key for key in results if key.startswith(outcome.results_prefix)}
         assert top <= mine <= top | pages, outcome.key
     assert {key: count for key, count in results.items() if count > 1} == {}
@@ -119,7 +125,7 @@ def test_an_invocation_crashing_on_one_batch_is_retried_and_the_other_batches_ru
             drop(aws, tmp_path, "alongside.txt", "A plain note dropped next to the PDF.\n")]
     assert aws.wait(keys, timeout=120)
     pdf, note = assert_each_ran_once(aws, keys)
-    assert (pdf.status, pdf.item["page_count"], note.status) == ("clean", PAGES, "clean")
+    assert (pdf.status, item(pdf)["page_count"], note.status) == ("clean", PAGES, "clean")
     assert Counter(index for key, index in calls if key == pdf.key) == Counter({0: 1, 1: 2, 2: 1})
     page_writes = versions(aws, f"work/{pdf.doc_id}/pages/")
     assert len(page_writes) == PAGES and set(page_writes.values()) == {1}, "the retry wrote no page twice"
@@ -145,7 +151,7 @@ def test_our_code_crashing_on_one_batch_fails_that_document_with_the_reason_and_
             drop(aws, tmp_path, "spared.txt", "This note must not notice the other file's bug.\n")]
     assert aws.wait(keys, timeout=120)
     pdf, note = assert_each_ran_once(aws, keys)
-    assert pdf.item["trusted"] is False and pdf.status != "clean"
+    assert item(pdf)["trusted"] is False and pdf.status != "clean"
     assert "bug of ours" in json.dumps(json.loads(aws.results.read(pdf.results_prefix + "report.json")))
     assert note.status == "clean"
 
