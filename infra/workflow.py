@@ -57,6 +57,9 @@ _LAMBDA_TRANSIENT = {
     "BackoffRate": 2,
     "JitterStrategy": "FULL",
 }
+#: an extract batch whose Lambda ran short of time with pages left: the retry resumes after the last
+#: page written (a step's time budget, not a failure: no backoff)
+_CONTINUE_BATCH = {"ErrorEquals": ["ContinueBatchError"], "IntervalSeconds": 1, "MaxAttempts": 20, "BackoffRate": 1}
 _OCR_THROTTLED = {
     "ErrorEquals": ["OcrThrottledError"],
     "IntervalSeconds": 5,
@@ -118,7 +121,8 @@ def _extract_batch_processor(mode: str, name: str) -> dict[str, Any]:
     return {
         "ProcessorConfig": _processor_config(mode),
         "StartAt": name,
-        "States": {name: _task(EXTRACT, "One page batch in, page JSONs written to S3, a small summary out")},
+        "States": {name: {**_task(EXTRACT, "One page batch in, page JSONs written to S3, a small summary out"),
+                          "Retry": [_LAMBDA_TRANSIENT, _CONTINUE_BATCH]}},
     }
 
 

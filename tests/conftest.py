@@ -26,6 +26,9 @@ class LambdaContext:
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:papersift-test"
     aws_request_id: str = "52fdfc07-2182-154f-163f-5f0f9a621d72"
 
+    def get_remaining_time_in_millis(self) -> int:
+        return 600_000
+
 
 @pytest.fixture
 def lambda_context() -> LambdaContext:

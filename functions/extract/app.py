@@ -31,7 +31,8 @@ s3 = boto3.client("s3")
 def handler(event: Batch, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id, batch_index=event.batch_index)
     result = extract_batch(S3ObjectStore(s3, event.bucket), event, settings,
-                           Invocation("extract", context.memory_limit_in_mb))
+                           Invocation("extract", context.memory_limit_in_mb),
+                           time_left=lambda: context.get_remaining_time_in_millis() / 1000)
     metrics.add_metric(name="PagesExtracted", unit=MetricUnit.Count, value=result.pages)
     metrics.add_metric(name="PagesSentToOcr", unit=MetricUnit.Count, value=result.ocr_pages)
     return result.model_dump(mode="json")

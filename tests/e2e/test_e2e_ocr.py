@@ -175,8 +175,9 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
     in several batches, a document with a scanned page, a four-page scan and a picture. The OCR
     stage costs 3 transitions a document (PlanOcr, its Choice, the Map) and 1 a page: at most 2 a
     page from three OCR pages on."""
-    documents = {"native.pdf": numbered_pdf(12), "mixed.pdf": native_and_scanned_pdf(),
-                 "photo.png": image_bytes(text_image()), "scan.pdf": scanned_pdf([text_image()] * 4)}
+    # names no other test of this module drops: the executions of earlier tests stay listed
+    documents = {"t-native.pdf": numbered_pdf(12), "t-mixed.pdf": native_and_scanned_pdf(),
+                 "t-photo.png": image_bytes(text_image()), "t-scan.pdf": scanned_pdf([text_image()] * 4)}
     keys = {}
     for name, data in documents.items():
         (tmp_path / name).write_bytes(data)
@@ -185,15 +186,15 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
     counted = {}
     for execution in aws.results.executions():
         if execution["input"]["key"] not in keys.values():
-            continue  # an earlier test's (the bucket and table are emptied between tests, not the history)
+            continue  # an earlier test's
         name = execution["input"]["source_name"]
         report = json.loads(aws.results.read(f"results/{execution['input']['doc_id']}/report.json"))
         counted[name] = (aws.results.state_transitions(execution["executionArn"]),
                          report["cost"]["state_transitions"])
     assert all(history == estimate for history, estimate in counted.values()), counted
     # the fixture's batches are 5 pages: 12 pages in 3 batches
-    assert counted["native.pdf"][0] == 2 + 1 + 1 + 3 + 1 + 2 + 1
-    assert counted["photo.png"][0] == 2 + 2 + 1 + 1 + 1  # Plan, Route, PlanOcr, Choose, Map, 1 page, Assemble
+    assert counted["t-native.pdf"][0] == 2 + 1 + 1 + 3 + 1 + 2 + 1
+    assert counted["t-photo.png"][0] == 2 + 2 + 1 + 1 + 1  # Plan, Route, PlanOcr, Choose, Map, 1 page, Assemble
     text_layer = 2 + 1 + 1 + 1 + 1 + 1  # Plan, Route, ChooseMapKind, Map, 1 batch, OcrWanted, Assemble
-    ocr_stage = counted["scan.pdf"][0] - text_layer
+    ocr_stage = counted["t-scan.pdf"][0] - text_layer
     assert ocr_stage == 3 + 4 and ocr_stage / 4 <= 2

@@ -331,3 +331,13 @@ def test_textract_throttling_is_retried_with_backoff_and_jitter_then_read_withou
     assert without["Catch"] == [read["Catch"][1]]
     assert states["InlineRecordPageFailure"]["End"] is True
     assert {s["Resource"] for s in states.values()} == {ARNS["OcrFunctionArn"]}
+
+
+def test_an_extract_batch_short_of_time_is_continued_by_its_retry_without_backoff(definition: dict[str, Any]) -> None:
+    """ContinueBatchError: the batch wrote what it read before its Lambda ran short of time; the
+    retry resumes after the last page written, at once (a time budget, not a failure)."""
+    for map_name, task in (("ExtractBatchesInline", "ExtractBatch"),
+                           ("ExtractBatchesDistributed", "ExtractBatchOfManifest")):
+        state = definition["States"][map_name]["ItemProcessor"]["States"][task]
+        (continued,) = [r for r in state["Retry"] if r["ErrorEquals"] == ["ContinueBatchError"]]
+        assert continued["BackoffRate"] == 1 and continued["MaxAttempts"] >= 10

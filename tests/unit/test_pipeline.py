@@ -201,21 +201,18 @@ def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path
     assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"
 
 
-def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory, monkeypatch):
+def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory):
     store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(6))
     plan = plan_document(store, _ref(document.key, "d4"), Settings())
     extract_batch(store, plan.batches[0], Settings())
     for number in (4, 5, 6):  # an earlier try died after page 3
         (tmp_path / "bucket" / page_key("d4", number)).unlink()
-    import papersift.formats as formats
-
-    asked: list[tuple[int, int | None]] = []
-    real = formats.extract_units
-    monkeypatch.setattr(formats, "extract_units",
-                        lambda data, ft, s, first, last: asked.append((first, last)) or real(data, ft, s, first, last))
+    kept = {n: (tmp_path / "bucket" / page_key("d4", n)).read_bytes() + b" " for n in (1, 2, 3)}
+    for number, data in kept.items():  # marked: a page extracted again would lose the mark
+        (tmp_path / "bucket" / page_key("d4", number)).write_bytes(data)
     assert extract_batch(store, plan.batches[0], Settings()).pages == 3
-    assert asked == [(4, 6)]
-    assert all(store.exists(page_key("d4", n)) for n in range(1, 7))
+    assert all(store.get(page_key("d4", n)) == data for n, data in kept.items())
+    assert all(store.exists(page_key("d4", n)) for n in range(4, 7))
 
 
 def test_a_batch_checks_only_its_own_pages_never_the_pages_of_the_whole_document(tmp_path, pdf_factory,

@@ -62,6 +62,13 @@ class EngineError(PapersiftError):
     code = "engine_failed"
 
 
+class ContinueBatchError(PapersiftError):
+    """The step's time is nearly up with work left: the workflow's retry runs the rest (a retried
+    step resumes after what the first try wrote). Not a failure."""
+
+    code = "batch_continues"
+
+
 class OcrThrottledError(PapersiftError):
     """The OCR back end refused for load; Step Functions retries with backoff."""
 
@@ -116,3 +123,23 @@ class ThrottledError(RequestError):
 
     code = "throttled"
     http_status = 429
+
+
+class DeadlineExceededError(LimitExceededError):
+    """One unit of work (a page, an archive member, a document) took longer than its deadline: it
+    ends failed with that reason, the rest of the document goes on (papersift.isolation)."""
+
+    code = "deadline_exceeded"
+
+
+class MemoryLimitError(LimitExceededError):
+    """One unit of work needed more memory than a unit may use (Settings.unit_memory_mb)."""
+
+    code = "memory_limit"
+
+
+class EngineCrashError(EngineError):
+    """A C library (pdfium, poppler, Tesseract's) crashed on this input: the worker process it ran
+    in died, the unit is recorded failed, and the step goes on."""
+
+    code = "engine_crashed"

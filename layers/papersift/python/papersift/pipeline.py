@@ -8,10 +8,11 @@ page text in the store under ``work/<doc_id>/``, never in the state.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,13 +21,17 @@ from typing import Any
 from papersift import __version__, archives, cleaning, formats
 from papersift.content import PageContent
 from papersift.errors import (
+    ContinueBatchError,
+    DeadlineExceededError,
     EmptyInputError,
+    EngineCrashError,
     InputError,
     LimitExceededError,
     OcrThrottledError,
     PapersiftError,
     UnsupportedFormatError,
 )
+from papersift.isolation import Limits, UnitFailure, run_once, run_units
 from papersift.ledger import (
     Invocation,
     Usage,
@@ -45,6 +50,7 @@ from papersift.report import (
     ErrorRecord,
     ExtractionReport,
     MemberReport,
+    PageReport,
     PageStatus,
     status_for_error,
 )
@@ -133,7 +139,9 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         elif not formats.is_supported(file_type):
             raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
         else:
-            pages = formats.count_pages(source.data, file_type, source.settings)
+            # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
+            pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings),
+                             Limits(source.settings.page_seconds, source.settings.unit_memory_mb))
             if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
                 found.update(status=PICTURE, page_count=pages or 0)
@@ -217,10 +225,17 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
 
 
 def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
-                  invocation: Invocation | None = None) -> ExtractResult:
+                  invocation: Invocation | None = None,
+                  time_left: Callable[[], float] | None = None) -> ExtractResult:
     """Extract one batch of pages into ``work/<doc_id>/pages/``. Pages already written by
     an earlier try are skipped, so a retried batch does only the missing work. Pages that need
-    OCR get their OCR input under ``work/<doc_id>/ocr/inputs/``."""
+    OCR get their OCR input under ``work/<doc_id>/ocr/inputs/``.
+
+    The pages are read in a worker process (papersift.isolation): a page past ``page_seconds``,
+    past ``unit_memory_mb`` or that crashes the library reading it ends failed with that reason
+    and the next page goes on. Each page is written as soon as it is read; when ``time_left``
+    (the Lambda's remaining seconds) cannot fit another page, ContinueBatchError hands the rest to
+    the workflow's retry, which resumes after the last page written."""
     started = time.perf_counter()
     doc_id, first, last = batch.doc_id, batch.first_page, batch.last_page
     if batch.paged:
@@ -230,42 +245,77 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
         first = resume
     source = read_source(store, batch.key, settings)
     file_type = FileType(kind=batch.kind, mime="", detected_by="plan")
+    limits = Limits(source.settings.page_seconds, source.settings.unit_memory_mb)
+    written: list[PageContent] = []
+    wanted = 0
     try:
-        pages = formats.extract_units(source.data, file_type, source.settings, first, last if batch.paged else None)
-    except InputError as exc:
+        if batch.paged:
+            for page, ocr_input in _paged_units(source, file_type, limits, first, last):
+                if page.ocr_scope:
+                    # the OCR input first: a page JSON written means its input is too (a retry resumes after it)
+                    _put_ocr_input(store, doc_id, page.number, ocr_input)
+                    wanted += 1
+                put_json(store, page_key(doc_id, page.number), page.to_dict())
+                written.append(page)
+                if time_left is not None and page.number < last and time_left() < limits.seconds + TIME_MARGIN:
+                    raise ContinueBatchError(f"batch {batch.batch_index}: {len(written)} page(s) written, the "
+                                             f"rest (from page {page.number + 1}) needs a fresh invocation")
+        else:
+            for page in run_once(lambda: formats.extract_units(source.data, file_type, source.settings), limits):
+                put_json(store, page_key(doc_id, page.number), page.to_dict())
+                written.append(page)
+    except (InputError, EngineCrashError) as exc:
         # the file is at fault: record why, the assemble step turns it into the document status
         put_json(store, f"{work_prefix(doc_id)}errors/{batch.batch_index:05d}.json",
-                  ErrorRecord.from_exception(exc).__dict__)
-        return ExtractResult(batch_index=batch.batch_index, pages=0, chars=0, error=exc.code)
-    # the OCR inputs first: a page JSON written means its OCR input is too (a retry resumes after it)
-    wanted = [p.number for p in pages if p.ocr_scope]
-    _put_ocr_inputs(store, doc_id, batch, source, wanted)
-    for page in pages:
-        put_json(store, page_key(doc_id, page.number), page.to_dict())
+                 ErrorRecord.from_exception(exc).__dict__)
+        return ExtractResult(batch_index=batch.batch_index, pages=len(written), chars=0, error=exc.code)
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(time.perf_counter() - started), batch.batch_index)
-    return ExtractResult(batch_index=batch.batch_index, pages=len(pages),
-                         chars=sum(p.report.char_count for p in pages), ocr_pages=len(wanted))
+    return ExtractResult(batch_index=batch.batch_index, pages=len(written),
+                         chars=sum(p.report.char_count for p in written), ocr_pages=wanted)
 
 
-def _put_ocr_inputs(store: ObjectStore, doc_id: str, batch: Batch, source: Source, numbers: list[int]) -> None:
-    """What OCR reads of each page that needs it: the page as a one-page PDF (small, and Textract
-    reads it as is), or a marker saying to draw the page from the whole file (pdfium could not cut it)."""
-    if not numbers:
-        return
-    cuts: dict[int, bytes] = {}
-    if batch.kind == "pdf":
-        from papersift.pdf_engines import PdfHandle
+#: seconds kept in hand after the last page a batch starts: writing it, and the handler's return
+TIME_MARGIN = 5.0
 
-        with PdfHandle(source.data, source.settings.passwords) as handle:
-            # a one-page file is its own cut: sent as it is
-            whole = handle.page_count == 1 and not handle.encrypted
-            cuts = {1: source.data} if whole else handle.cut_pages(numbers)
-    for number in numbers:
-        if number in cuts:
-            store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cuts[number], "application/pdf")
+
+def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int,
+                 last: int) -> Iterator[tuple[PageContent, bytes | None]]:
+    """Pages first..last (to the document's end) read in a worker process, each with its OCR input
+    when OCR should read it; a page the worker could not finish is a failed page saying why."""
+    def read(document: formats.PagedDocument, number: int) -> tuple[PageContent, bytes | None] | None:
+        if number > document.count:
+            return None
+        page = document.page(number)
+        return page, document.ocr_input(number) if page.ocr_scope else None
+
+    opened = functools.partial(formats.open_paged, source.data, file_type, source.settings)
+    for number, result in run_units(opened, read, range(first, last + 1), limits):
+        if result is None:
+            return
+        if isinstance(result, UnitFailure):
+            yield _unfinished_page(number, result.error), None
         else:
-            store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", "application/octet-stream")
+            yield result
+
+
+def _unfinished_page(number: int, error: PapersiftError) -> PageContent:
+    """A page its worker could not finish (deadline, memory, a crash): failed, with the reason."""
+    record = ErrorRecord.from_exception(error, engine="worker", page=number)
+    report = PageReport(number=number, status=PageStatus.FAILED, engine=None, char_count=0, confidence=0.0,
+                        reason=f"page {number} {error}" if isinstance(error, DeadlineExceededError)
+                        else f"page {number} could not be read: {error}",
+                        signals=[error.code], errors=[record])
+    return PageContent(number=number, text="", report=report)
+
+
+def _put_ocr_input(store: ObjectStore, doc_id: str, number: int, cut: bytes | None) -> None:
+    """What OCR reads of a page: the page as a one-page PDF (small, and Textract reads it as is),
+    or a marker saying to draw the page from the whole file (pdfium could not cut it)."""
+    if cut is not None:
+        store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cut, "application/pdf")
+    else:
+        store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", "application/octet-stream")
 
 
 def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int) -> int | None:
@@ -388,9 +438,11 @@ def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionRep
         return []
     try:
         data, metadata = store.get_with_metadata(document.key)
+        limits = Limits(settings.page_seconds, settings.unit_memory_mb)
         if picture:
-            return picture_thumbnails(report, data)
-        return pdf_thumbnails(report, data, DocumentOptions.from_metadata(metadata).apply(settings).passwords)
+            return run_once(functools.partial(picture_thumbnails, report, data), limits)
+        passwords = DocumentOptions.from_metadata(metadata).apply(settings).passwords
+        return run_once(functools.partial(pdf_thumbnails, report, data, passwords), limits)
     except Exception:  # pictures are a courtesy: a source gone or unreadable must never fail the result
         return []
 

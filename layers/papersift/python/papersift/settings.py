@@ -50,6 +50,13 @@ class Settings:
     max_file_bytes: int = 512 * 1024 * 1024
     #: pages beyond this are not extracted; the report says so
     max_pages: int = 5000
+    #: seconds one page's text layer may take (and one whole-document file, and drawing a page for
+    #: OCR): past it the page ends failed with that reason and the rest goes on. A native page takes
+    #: milliseconds, a hard one seconds; well below the extract Lambda's timeout
+    page_seconds: int = 60
+    #: memory one page (or one whole-document file) may add to its worker process, in MB: past it
+    #: the page ends failed and the step survives. Sized to the extract Lambda's 3008 MB
+    unit_memory_mb: int = 2048
     #: OCR routing for pages without a trustworthy text layer and for pictures (papersift.ocr.routing):
     #: local-first (Tesseract; Textract only for pages Tesseract cannot read with confidence),
     #: textract-first (Tesseract when Textract fails, is throttled past its retries or is unavailable),
@@ -116,6 +123,8 @@ class Settings:
             "max_running_executions",
             "max_file_bytes",
             "max_pages",
+            "page_seconds",
+            "unit_memory_mb",
             "ocr_dpi",
             "ocr_max_pixels",
             "ocr_max_concurrency",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import Protocol
 
 from papersift.content import PageContent
 from papersift.errors import UnsupportedFormatError
@@ -66,6 +67,30 @@ def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | N
 
         return image.frame_count(data, settings)
     return None
+
+
+class PagedDocument(Protocol):
+    """A paged document opened for a batch (formats.pdf.PdfPages, formats.image.PicturePages)."""
+
+    @property
+    def count(self) -> int: ...
+
+    def page(self, number: int) -> PageContent: ...
+
+    def ocr_input(self, number: int) -> bytes | None: ...
+
+
+def open_paged(data: bytes, file_type: FileType, settings: Settings) -> PagedDocument:
+    """Open a paged format for a batch of pages (raises the format's Encrypted/Corrupt errors)."""
+    if file_type.kind == "pdf":
+        from papersift.formats.pdf import PdfPages
+
+        return PdfPages(data, settings)
+    if file_type.kind in PICTURE_KINDS:
+        from papersift.formats.image import PicturePages
+
+        return PicturePages(data, settings)
+    raise UnsupportedFormatError(f"{file_type.kind} is not a paged format")
 
 
 def extract_units(

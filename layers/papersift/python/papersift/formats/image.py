@@ -7,8 +7,6 @@ is a page that says it needs OCR, so the report still counts and names each one.
 
 from __future__ import annotations
 
-import time
-
 from papersift.content import PageContent
 from papersift.rendering import picture_frame_count
 from papersift.report import PageReport, PageStatus
@@ -24,15 +22,34 @@ def frame_count(data: bytes, settings: Settings) -> int:
 
 def extract_frames(data: bytes, settings: Settings, first: int, last: int) -> list[PageContent]:
     """Frames first..last as pages without text: only OCR can read a picture."""
-    started = time.perf_counter()
-    last = min(last, picture_frame_count(data))
-    return [PageContent(number=number, text="", report=PageReport(
-        number=number,
-        status=PageStatus.NEEDS_OCR,
-        engine=None,
-        char_count=0,
-        confidence=0.0,
-        reason=f"a picture: only OCR can read its text (ocr_mode={settings.ocr_mode})",
-        seconds=round(time.perf_counter() - started, 6),
-        signals=["image_only"],
-    )) for number in range(first, last + 1)]
+    document = PicturePages(data, settings)
+    return [document.page(number) for number in range(first, min(last, document.count) + 1)]
+
+
+class PicturePages:
+    """A picture's frames as pages (the shape of formats.pdf.PdfPages): each needs OCR, which
+    reads the file itself, so a frame has no OCR input of its own."""
+
+    def __init__(self, data: bytes, settings: Settings) -> None:
+        self.settings = settings
+        self.count = picture_frame_count(data)
+
+    def page(self, number: int) -> PageContent:
+        return PageContent(number=number, text="", report=PageReport(
+            number=number,
+            status=PageStatus.NEEDS_OCR,
+            engine=None,
+            char_count=0,
+            confidence=0.0,
+            reason=f"a picture: only OCR can read its text (ocr_mode={self.settings.ocr_mode})",
+            signals=["image_only"],
+        ))
+
+    def ocr_input(self, number: int) -> bytes | None:
+        return None
+
+    def __enter__(self) -> PicturePages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None

@@ -44,15 +44,42 @@ def extract_pages(data: bytes, settings: Settings, first: int, last: int) -> lis
     """Pages first..last (1-based, inclusive), opening the document once for the batch."""
     if first < 1 or last < first:
         raise ValueError(f"bad page range {first}..{last}")
-    with PdfHandle(data, settings.passwords) as handle:
-        last = min(last, handle.page_count)
-        pages: list[PageContent] = []
-        for number in range(first, last + 1):
-            if number > settings.max_pages:
-                pages.append(_skipped(number, settings.max_pages))
-                continue
-            pages.append(_extract_page(handle, number, settings))
-        return pages
+    with PdfPages(data, settings) as document:
+        return [document.page(number) for number in range(first, min(last, document.count) + 1)]
+
+
+class PdfPages:
+    """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
+    read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
+
+    def __init__(self, data: bytes, settings: Settings) -> None:
+        self.data, self.settings = data, settings
+        self.handle = PdfHandle(data, settings.passwords)
+
+    @property
+    def count(self) -> int:
+        return self.handle.page_count
+
+    def page(self, number: int) -> PageContent:
+        if number > self.settings.max_pages:
+            return _skipped(number, self.settings.max_pages)
+        return _extract_page(self.handle, number, self.settings)
+
+    def ocr_input(self, number: int) -> bytes | None:
+        """The page as a one-page PDF: the file itself when it is one unencrypted page (sent as it
+        is), else cut by pdfium; None when pdfium cannot cut it (OCR then draws it from the file)."""
+        if self.count == 1 and not self.handle.encrypted:
+            return self.data
+        return self.handle.cut_pages([number]).get(number)
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def __enter__(self) -> PdfPages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # -- one page ---------------------------------------------------------------------------

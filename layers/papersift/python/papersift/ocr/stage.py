@@ -17,6 +17,7 @@ from PIL import Image
 
 from papersift.content import PageContent
 from papersift.errors import PapersiftError
+from papersift.isolation import Limits, run_once
 from papersift.ledger import Invocation, Usage, record_usage
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
@@ -92,7 +93,10 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
     else:
         doc_settings = DocumentOptions.from_metadata(store.metadata(request.key)).apply(settings)
         try:
-            task = _task(store, request, layer, doc_settings)
+            # drawn in a worker (papersift.isolation): pdfium and poppler meet the page's own images here
+            data = store.get(request.input_key)  # here: a worker must not use this process's clients
+            task = run_once(functools.partial(_task, data, request, layer, doc_settings),
+                            Limits(doc_settings.page_seconds, doc_settings.unit_memory_mb))
         except PapersiftError as exc:  # the page cannot be drawn: it fails, the document goes on
             page = _failed(number, layer, f"the page could not be drawn for OCR: {exc}", exc.code)
         else:
@@ -123,21 +127,20 @@ def _text_layer(store: ObjectStore, doc_id: str, number: int) -> PageContent | N
     return PageContent.from_dict(get_json(store, key)) if store.exists(key) else None
 
 
-def _task(store: ObjectStore, request: OcrRequest, layer: PageContent | None, settings: Settings) -> OcrTask:
-    """The page drawn for OCR: page 1 of its one-page PDF, a frame of a picture, or the page of
-    the whole PDF when pdfium could not cut it (then drawn by poppler if need be)."""
+def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings: Settings) -> OcrTask:
+    """The page drawn for OCR from ``data`` (``request.input_key``'s bytes): a frame of a picture,
+    page 1 of its one-page PDF, or the page of the whole PDF when pdfium could not cut it (then
+    drawn by poppler if need be). Pure: it runs in a worker process."""
     number, dpi, cap = request.page, settings.ocr_dpi, settings.ocr_max_pixels
     original: Original | None = None
     if request.kind in PICTURE_KINDS:
-        data = store.get(request.input_key)
         picture = next(render_picture_frames(data, [number], max_pixels=cap))
         original = _single_frame(data, request.kind)
     elif request.input_key != request.key:
-        cut = store.get(request.input_key)
-        picture = _renumbered(render_page(cut, 1, dpi=dpi, max_pixels=cap), number)
-        original = Original(cut, "pdf")
+        picture = _renumbered(render_page(data, 1, dpi=dpi, max_pixels=cap), number)
+        original = Original(data, "pdf")
     else:
-        picture = render_page(store.get(request.key), number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
+        picture = render_page(data, number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
     scope = layer.ocr_scope if layer is not None and layer.ocr_scope else WHOLE_PAGE
     regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope == PICTURES else ()
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
