@@ -68,6 +68,9 @@ OSD_BAND_ABOVE = 3_000_000
 OSD_BAND = 0.4
 OSD_SURE = 5.0
 OSD_SURE_UPRIGHT = 2.5
+#: the band classifies up to 5x this many characters (Tesseract's default bar is 50): 0.5 s
+#: instead of 0.65 s, every corpus page turned 90/180/270 still named right (confidence 4.4-17.6)
+OSD_BAND_CHARACTERS = 30
 #: Tesseract's default bar is 50 characters; a page with fewer gets a second try with this one
 OSD_FEW_CHARACTERS = 10
 #: a turn OSD proposes below this confidence is not made (a photo of a screen read as upside down
@@ -354,7 +357,7 @@ def _orientation(gray: Image.Image, files: _Files, deadline: _Deadline) -> Orien
     factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5)
     copy = pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray
     if copy.width * copy.height > OSD_BAND_ABOVE:
-        band = _osd(files.write(_middle_band(copy)), "", deadline)
+        band = _osd(files.write(_middle_band(copy)), f"-c min_characters_to_try={OSD_BAND_CHARACTERS}", deadline)
         if isinstance(band, Orientation) and band.confidence >= (OSD_SURE_UPRIGHT if not band.rotate else OSD_SURE):
             return _checked(band)
     path = files.write(copy)
