@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -97,6 +98,7 @@ def document_options(settings: Settings) -> DocumentOptions:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoverable-file warnings are in the report
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # Tesseract on one core a page, as in the image
     if args.command == "serve":
         return serve(args)
     try:
@@ -135,8 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def open_devnull() -> Any:
-    import os
-
     return open(os.devnull, "w")
 
 

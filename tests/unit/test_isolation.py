@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import time
 
 import pytest
 
 from papersift.errors import CorruptInputError, DeadlineExceededError, EngineCrashError, MemoryLimitError
 from papersift.isolation import Limits, UnitFailure, run_once, run_units
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> None:
+    """These tests pass closures, which only a forked child (a one-thread process) can run."""
+    assert threading.active_count() == 1, [t.name for t in threading.enumerate()]
 
 
 def square(_state: None, number: int) -> int:
@@ -88,3 +95,28 @@ def test_run_once_raises_the_limit_that_stopped_it() -> None:
     assert run_once(lambda: 42, Limits(seconds=10)) == 42
     with pytest.raises(DeadlineExceededError):
         run_once(lambda: time.sleep(30), Limits(seconds=0.3))
+
+
+def sleepy(_state: None, number: int) -> int:
+    if number == 2:
+        time.sleep(30)
+    return number
+
+
+def test_a_process_with_other_threads_gets_its_workers_from_a_fork_server(tmp_path: object) -> None:
+    """Forking a process in which another thread may hold a lock (an import, a finalizer) can leave
+    the child waiting forever: with a second thread running, units still run, deadlines still hold."""
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait, name="another step")
+    busy.start()
+    try:
+        results = dict(run_units(_no_setup_for_test, sleepy, [1, 2, 3], Limits(seconds=3)))
+    finally:
+        stop.set()
+        busy.join()
+    assert results[1] == 1 and results[3] == 3
+    assert isinstance(results[2], UnitFailure) and isinstance(results[2].error, DeadlineExceededError)
+
+
+def _no_setup_for_test() -> None:
+    return None

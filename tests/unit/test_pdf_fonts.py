@@ -154,19 +154,32 @@ def test_a_fallback_holding_a_fraction_of_the_glyphs_never_replaces_pdfium(monke
 # -- vertical writing ------------------------------------------------------------------------
 
 
+def _pdfium_reads_unembedded_cjk() -> bool:
+    """Whether this machine has a CJK font pdfium substitutes for the fixture's unembedded one
+    (Debian's fonts-droid-fallback, which ghostscript pulls in): the fixture then reads in pdfium,
+    in the content stream's column order, and the case becomes a reading-order fix."""
+    with PdfHandle(vertical_cjk_pdf(), ()) as handle:
+        return bool(handle.text("pdfium", 1)[0].strip())
+
+
 def test_vertical_japanese_is_read_in_columns_from_right_to_left() -> None:
-    """pdfium cannot load the font (it reads nothing) and pypdf keeps the content stream's
-    column order (left to right): pdfminer, picked for the -V CMap, lays the columns out."""
+    """pypdf (and pdfium, where a system CJK font lets it read the page) keep the content
+    stream's column order, left to right: pdfminer, picked for the -V CMap, lays the columns out."""
     columns = ("東京都は日本の", "首都であり多く", "の人々が働く")
     page = _page(vertical_cjk_pdf(columns))
-    assert page.report.status == "recovered" and page.report.engine == "pdfminer"
+    assert page.report.engine == "pdfminer"
     assert "".join(page.text.split()) == "".join(columns)
     assert "pypdf" not in [a.engine for a in page.report.attempts]
+    if _pdfium_reads_unembedded_cjk():  # the same characters, reordered: a reading-order fix
+        assert page.report.status == "clean" and "column_order" in page.report.signals
+    else:  # pdfium read nothing: another engine recovered the text
+        assert page.report.status == "recovered"
 
 
 def test_text_objects_pdfium_cannot_read_are_not_an_empty_page() -> None:
-    with PdfHandle(vertical_cjk_pdf(), ()) as handle:
-        assert handle.text("pdfium", 1)[0] == ""  # the case: the font does not load in pdfium
+    if _pdfium_reads_unembedded_cjk():
+        pytest.skip("a system CJK font lets pdfium read the fixture: the case needs a machine without one "
+                    "(CI's, which bootstrap.sh sets up)")
     page = _page(vertical_cjk_pdf())
     assert page.report.attempts[0].engine == "pdfium"
     assert "unread_text" in page.report.attempts[0].signals

@@ -62,9 +62,14 @@ def test_mojibake_of_a_cid_font_without_tounicode_is_caught(corpus_dir: Path) ->
     verdict = assess_text(_pypdf_pages(path)[0])
     assert verdict.corrupt
     assert "script_mix" in verdict.signals
-    verdict = assess_text(_pdfium_pages(path)[0])
-    assert verdict.suspect
-    assert "glyph_garbage" in verdict.signals
+    pdfium_text = _pdfium_pages(path)[0]
+    verdict = assess_text(pdfium_text)
+    if pdfium_text.count("条") < 3:  # no CJK system font: pdfium keeps only the header, mojibake digits
+        assert verdict.suspect
+        assert "glyph_garbage" in verdict.signals
+    else:  # a system CJK font (fonts-droid-fallback) lets pdfium decode the body: sound Japanese,
+        # the header's few mojibake digits drowned in it
+        assert not verdict.suspect and verdict.language == "ja"
 
 
 def test_arabic_with_a_wrong_tounicode_map_is_suspect(corpus_dir: Path) -> None:

@@ -29,9 +29,6 @@ from papersift_cli.local_aws.outcomes import Results
 from papersift_cli.local_aws.queue_poller import QueuePoller
 from papersift_cli.local_aws.resources import REGION, Resources, create_resources, function_name, state_machine_arn
 
-#: functions that call pdfium (page counts, text layers, pages drawn for OCR): run one at a time in this process
-PDFIUM_FUNCTIONS = frozenset({deployment.PLAN.name, deployment.EXTRACT.name, deployment.OCR.name})
-
 Handler = Callable[[Any, Any], Any]
 _FINISHED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 _ACTIVE_LOCK = threading.Lock()
@@ -115,7 +112,10 @@ class LocalAws:
         self._saved_env: dict[str, str | None] = {}
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._pdfium_lock = threading.Lock()
+        #: workflow steps running at once: one per core. On AWS each invocation has CPUs of its own;
+        #: here every Map iteration is a thread of one machine, and twenty Tesseract pages at once on
+        #: two cores would each take ten times their time (and overrun their deadlines)
+        self._steps = threading.BoundedSemaphore(max(2, os.cpu_count() or 2))
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -244,6 +244,8 @@ class LocalAws:
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_DISABLED": "true",
                 "POWERTOOLS_LOG_LEVEL": self.log_level,
+                # as the container image sets it: Tesseract on one core per page
+                "OMP_THREAD_LIMIT": "1",
             },
         )
 
@@ -304,13 +306,14 @@ class LocalAws:
                 raise LookupError(f"no handler for function {function}: functions/{name}/app.py is missing")
             context = InvocationContext.for_function(self.prefix, spec, self.resources.function_arns[name])
             event = json.loads(body) if body else {}
-            if name in PDFIUM_FUNCTIONS:
-                # pdfium is not thread-safe and moto runs Map iterations in threads of this one
-                # process; in Lambda every invocation has a process of its own
-                with self._pdfium_lock:
-                    result = handler(event, context)
-            else:
+            # no lock around pdfium: the handlers call it only in worker processes of their own
+            # (papersift.isolation), so steps run side by side here as Lambdas do on AWS, as many
+            # at once as there are cores (ingest, which only starts runs, is not held back)
+            if spec.name == deployment.INGEST.name:
                 result = handler(event, context)
+            else:
+                with self._steps:
+                    result = handler(event, context)
             payload = json.dumps(result, default=str)
             outcome = "ok"
         except Exception as exc:

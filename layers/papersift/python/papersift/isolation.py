@@ -1,12 +1,19 @@
-"""Work that can be stopped: units (pages, members, a whole document) run in a forked child
-process with a deadline per unit and a memory limit, so one pathological input ends as a
-recorded failure of that unit and never hangs, exhausts or crashes the step that runs it.
+"""Work that can be stopped: units (pages, members, a whole document) run in a child process with
+a deadline per unit and a memory limit, so one pathological input ends as a recorded failure of
+that unit and never hangs, exhausts or crashes the step that runs it.
 
 Why a process and not a thread: a thread cannot be stopped, only abandoned, and an abandoned
 thread inside pdfium keeps the CPU, the memory and pdfium's global state; a C library's crash
-(pdfium, poppler) takes the whole process with it. A forked child costs a few milliseconds (the
-parent's memory is shared copy-on-write, the document already read), is killed at its deadline,
-gets its own address-space limit (``RLIMIT_AS``), and its death is a status, not a crash of ours.
+(pdfium, poppler) takes the whole process with it. A child is killed at its deadline, gets its
+own address-space limit (``RLIMIT_AS``), and its death is a status, not a crash of ours.
+
+How the child is made: forked, when this process runs one thread (a Lambda invocation): a few
+milliseconds, the parent's memory shared copy-on-write. A process with other threads (the local
+runner, where every step is a thread) must not fork: a lock another thread holds at that moment
+(a module being imported, a finalizer's) stays held forever in the child. There the child comes
+from a fork server, a clean single-threaded process started once with the core imported, and the
+work travels to it pickled (so ``setup`` and ``work`` are module-level callables or partials of
+them). Pipes only, no queues or locks: Lambda has no /dev/shm.
 
 The child runs the units one after another and sends each result back as soon as it is done; a
 unit that overruns its deadline, runs out of memory or crashes the child fails alone, and a new
@@ -17,28 +24,29 @@ as if the work had run in process.
 
 from __future__ import annotations
 
-import contextlib
+import multiprocessing
 import os
 import pickle
 import resource
-import select
 import signal
-import struct
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 from papersift.errors import DeadlineExceededError, EngineCrashError, MemoryLimitError
 
 SetupT = TypeVar("SetupT")
 ResultT = TypeVar("ResultT")
 
-_HEADER = struct.Struct("!Q")
 #: what the child sends for a unit: ("ok", number, value), ("raised", number, exception),
 #: ("memory", number, message)
 _OK, _RAISED, _MEMORY = "ok", "raised", "memory"
+#: what a fork server imports once, so its children start with the core loaded
+FORK_SERVER_PRELOAD = ["papersift.pipeline", "papersift.formats.pdf", "papersift.ocr.stage"]
 
 
 @dataclass(frozen=True)
@@ -58,18 +66,7 @@ class UnitFailure:
     error: DeadlineExceededError | MemoryLimitError | EngineCrashError
 
 
-@dataclass
-class _Child(Generic[SetupT, ResultT]):
-    pid: int
-    reader: int
-
-    def close(self, kill: bool) -> int:
-        """Reap the child (killing it first if asked); its wait status."""
-        if kill:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-        os.close(self.reader)
-        return os.waitpid(self.pid, 0)[1]
+_UnitError = DeadlineExceededError | MemoryLimitError | EngineCrashError
 
 
 def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: Sequence[int],
@@ -80,72 +77,103 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
     ``work`` is raised here (the remaining units are not run)."""
     remaining = list(numbers)
     while remaining:
-        child: _Child[SetupT, ResultT] = _start(setup, work, remaining, limits)
-        finished = False
+        process, reader = _start(setup, work, remaining, limits)
+        done = False
         try:
             while remaining:
-                number = remaining[0]
-                message = _receive(child.reader, limits.seconds)
+                number = remaining.pop(0)
+                message = _receive(reader, limits.seconds)
                 if message is _TIMEOUT or message is None:  # the deadline passed, or the child died mute
-                    status = child.close(kill=True)
-                    finished = True
-                    remaining.pop(0)
-                    yield number, UnitFailure(number, _failure(status, limits, message is _TIMEOUT))
+                    status = _stop(process, reader)
+                    done = True
+                    yield number, UnitFailure(number, _failure(status, limits, timed_out=message is _TIMEOUT))
                     break
                 kind, sent_number, value = message
                 assert sent_number == number, f"unit {sent_number} came back while {number} was expected"
-                remaining.pop(0)
                 if kind == _RAISED:
                     raise value
                 if kind == _MEMORY:
+                    _stop(process, reader)
+                    done = True
                     yield number, UnitFailure(number, MemoryLimitError(
                         f"needed more than the {limits.memory_mb} MB a unit may use ({value})"))
-                    status = child.close(kill=True)
-                    finished = True
                     break
                 yield number, value
         finally:
-            if not finished:
-                child.close(kill=bool(remaining))
+            if not done:
+                _stop(process, reader)
 
 
 def run_once(work: Callable[[], ResultT], limits: Limits) -> ResultT:
     """``work()`` in a child process under ``limits``; raises DeadlineExceededError,
     MemoryLimitError or EngineCrashError when the child does not finish, and what ``work``
     raised when it raised."""
-    for _, result in run_units(lambda: None, lambda _setup, _number: work(), [1], limits):
+    for _, result in run_units(_no_setup, _Call(work), [1], limits):
         if isinstance(result, UnitFailure):
             raise result.error
         return result
     raise AssertionError("run_units yields one result per unit")
 
 
-_UnitError = DeadlineExceededError | MemoryLimitError | EngineCrashError
+def _no_setup() -> None:
+    return None
 
 
-def _failure(status: int, limits: Limits, timed_out: bool) -> _UnitError:
-    if timed_out:
-        return DeadlineExceededError(f"took longer than {limits.seconds:g} s")
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
-        return MemoryLimitError("the worker was killed (SIGKILL) before finishing: out of memory")
-    if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        return EngineCrashError(f"the engine crashed ({name}): the input takes down the library that reads it")
-    return EngineCrashError(f"the worker ended with exit status {os.WEXITSTATUS(status)} before finishing")
+@dataclass(frozen=True)
+class _Call:
+    """``work()`` as a unit of ``run_units`` (picklable when ``work`` is)."""
+
+    work: Callable[[], Any]
+
+    def __call__(self, _state: None, _number: int) -> Any:
+        return self.work()
+
+
+def _context() -> Any:
+    """fork when this process has one thread; a fork server otherwise (see the module's docstring)."""
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(FORK_SERVER_PRELOAD)
+    return context
 
 
 def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
-           limits: Limits) -> _Child[SetupT, ResultT]:
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(writer)
-        return _Child(pid, reader)
-    # -- the child: never returns ----------------------------------------------------------
-    os.close(reader)
-    code = 0
+           limits: Limits) -> tuple[Any, Connection]:
+    context = _context()
+    reader, writer = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer),
+                              name="papersift-unit", daemon=True)
+    process.start()
+    writer.close()
+    return process, reader
+
+
+def _stop(process: Any, reader: Connection) -> int:
+    """Kill the child if it still runs, reap it, and return its exit code (negative: a signal)."""
+    if process.is_alive():
+        process.kill()
+    process.join()
+    reader.close()
+    return int(process.exitcode if process.exitcode is not None else -signal.SIGKILL)
+
+
+def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
+    if timed_out:
+        return DeadlineExceededError(f"took longer than {limits.seconds:g} s")
+    if exitcode == -signal.SIGKILL:
+        return MemoryLimitError("the worker was killed (SIGKILL) before finishing: out of memory")
+    if exitcode < 0:
+        name = signal.Signals(-exitcode).name
+        return EngineCrashError(f"the engine crashed ({name}): the input takes down the library that reads it")
+    return EngineCrashError(f"the worker ended with exit status {exitcode} before finishing")
+
+
+def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
+           memory_mb: int, writer: Connection) -> None:
+    """The child process: the units one after another, each result sent as soon as it is ready."""
     try:
-        _limit_memory(limits.memory_mb)
+        _limit_memory(memory_mb)
         state = setup()
         for number in numbers:
             try:
@@ -156,26 +184,22 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
                 message = (_RAISED, number, _picklable(exc))
             _send(writer, message)
             if message[0] != _OK:
-                break
+                return
     except MemoryError as exc:
         _send(writer, (_MEMORY, numbers[0], str(exc) or "MemoryError"))
     except BaseException as exc:  # setup failed: the first unit carries the error
-        try:
-            _send(writer, (_RAISED, numbers[0], _picklable(exc)))
-        except BaseException:
-            code = 1
+        _send(writer, (_RAISED, numbers[0], _picklable(exc)))
     finally:
-        os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+        writer.close()
 
 
 def _limit_memory(memory_mb: int) -> None:
-    """The child may grow its address space by ``memory_mb`` beyond what it inherited."""
+    """The child may grow its address space by ``memory_mb`` beyond what it started with."""
     if memory_mb <= 0:
         return
     with open("/proc/self/statm", "rb") as statm:
         pages = int(statm.read().split()[0])
-    current = pages * os.sysconf("SC_PAGE_SIZE")
-    limit = current + memory_mb * 1024 * 1024
+    limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
@@ -189,12 +213,8 @@ def _picklable(exc: BaseException) -> BaseException:
         return RuntimeError(detail)
 
 
-def _send(fd: int, message: tuple[str, int, object]) -> None:
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    data = memoryview(_HEADER.pack(len(payload)) + payload)
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
+def _send(writer: Connection, message: tuple[str, int, object]) -> None:
+    writer.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _Timeout:
@@ -204,31 +224,13 @@ class _Timeout:
 _TIMEOUT: Any = _Timeout()
 
 
-def _receive(fd: int, seconds: float) -> Any:
+def _receive(reader: Connection, seconds: float) -> Any:
     """The child's next message; ``_TIMEOUT`` when ``seconds`` pass first, None when the child is
     gone without a word."""
     deadline = time.monotonic() + seconds if seconds > 0 else None
-    header = _read_exactly(fd, _HEADER.size, deadline)
-    if not isinstance(header, bytes):
-        return header
-    (size,) = _HEADER.unpack(header)
-    payload = _read_exactly(fd, size, deadline)
-    if not isinstance(payload, bytes):
-        return payload
-    return pickle.loads(payload)
-
-
-def _read_exactly(fd: int, size: int, deadline: float | None) -> Any:
-    chunks: list[bytes] = []
-    left = size
-    while left:
-        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
+    try:
+        if not reader.poll(None if deadline is None else max(deadline - time.monotonic(), 0.0)):
             return _TIMEOUT
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        return pickle.loads(reader.recv_bytes())
+    except (EOFError, OSError):
+        return None

@@ -261,7 +261,8 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
                     raise ContinueBatchError(f"batch {batch.batch_index}: {len(written)} page(s) written, the "
                                              f"rest (from page {page.number + 1}) needs a fresh invocation")
         else:
-            for page in run_once(lambda: formats.extract_units(source.data, file_type, source.settings), limits):
+            whole = functools.partial(formats.extract_units, source.data, file_type, source.settings)
+            for page in run_once(whole, limits):
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)
     except (InputError, EngineCrashError) as exc:
@@ -283,20 +284,22 @@ def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int
                  last: int) -> Iterator[tuple[PageContent, bytes | None]]:
     """Pages first..last (to the document's end) read in a worker process, each with its OCR input
     when OCR should read it; a page the worker could not finish is a failed page saying why."""
-    def read(document: formats.PagedDocument, number: int) -> tuple[PageContent, bytes | None] | None:
-        if number > document.count:
-            return None
-        page = document.page(number)
-        return page, document.ocr_input(number) if page.ocr_scope else None
-
     opened = functools.partial(formats.open_paged, source.data, file_type, source.settings)
-    for number, result in run_units(opened, read, range(first, last + 1), limits):
+    for number, result in run_units(opened, _read_page, range(first, last + 1), limits):
         if result is None:
             return
         if isinstance(result, UnitFailure):
             yield _unfinished_page(number, result.error), None
         else:
             yield result
+
+
+def _read_page(document: formats.PagedDocument, number: int) -> tuple[PageContent, bytes | None] | None:
+    """One page in the worker (module-level: a fork server's worker gets it pickled)."""
+    if number > document.count:
+        return None
+    page = document.page(number)
+    return page, document.ocr_input(number) if page.ocr_scope else None
 
 
 def _unfinished_page(number: int, error: PapersiftError) -> PageContent:
