@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from infra.deployment import ASSEMBLE, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
-from papersift.settings import OCR_OFF
 from papersift.steps import (
     AssembleRequest,
     DocumentRef,
+    ExtractResult,
     OcrPlan,
     OcrPlanRequest,
     OcrRequest,
@@ -72,6 +72,10 @@ _OCR_THROTTLED = {
 #: file's execution input may leave out the optional fields; a member item (unpack's dump) has all.
 _DOCUMENT_FIELDS = required_fields(DocumentRef)
 _MEMBER_FIELDS = tuple(DocumentRef.model_fields)
+
+
+#: the ExtractResult field the batch Maps reduce to one boolean (``$.extracted.needs_ocr``)
+_NEEDS_OCR = field_path("$", ExtractResult, "needs_ocr").removeprefix("$.")
 
 
 def _plan(name: str) -> str:
@@ -177,29 +181,38 @@ def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> d
     distributed = level == 0
     failure, assemble = f"{prefix}RecordFailure", f"{prefix}Assemble"
     next_state = {
-        Route.EXTRACT: f"{prefix}ChooseMapKind" if distributed else f"{prefix}ExtractBatchesInline",
+        Route.EXTRACT: f"{prefix}ExtractBatchesInline",
         Route.UNPACK: f"{prefix}Unpack",
         Route.OCR: f"{prefix}PlanOcr",
     }
     routes = routes_at(level)
+    choices: list[dict[str, Any]] = [{"Variable": _plan("status"), "StringEquals": status, "Next": next_state[target]}
+                                     for status, target in routes.items()]
+    if distributed:
+        # the plan step decides (distributed_map_threshold): the batches are then in an S3 manifest. In
+        # this Choice, not one of its own: every state entered is a billed transition
+        ready = next(status for status, target in routes.items() if target is Route.EXTRACT)
+        choices.insert(0, {"And": [{"Variable": _plan("status"), "StringEquals": ready},
+                                   {"Variable": _plan("use_distributed_map"), "BooleanEquals": True}],
+                           "Next": f"{prefix}ExtractBatchesDistributed"})
     route: dict[str, Any] = {
         "Type": "Choice",
         "Comment": "Plan.route: " + "; ".join(f"{status} -> {target}" for status, target in routes.items())
                    + "; anything else (encrypted, empty, ...) is final",
-        "Choices": [{"Variable": _plan("status"), "StringEquals": status, "Next": next_state[target]}
-                    for status, target in routes.items()],
+        "Choices": choices,
         "Default": assemble,
     }
-    ocr_wanted = f"{prefix}OcrWanted"
     inline_map: dict[str, Any] = {
         "Type": "Map",
         "ItemsPath": _plan("batches"),
         # Settings.max_concurrency, carried by the plan: page batches of one document at a time
         "MaxConcurrencyPath": _plan("max_concurrency"),
         "ItemProcessor": _extract_batch_processor("INLINE", f"{prefix}ExtractBatch"),
-        "ResultPath": None,
+        # only whether a batch sent a page to OCR: the batches' summaries stay out of the state
+        "ResultSelector": {f"{_NEEDS_OCR}.$": f"States.ArrayContains($[*].{_NEEDS_OCR}, true)"},
+        "ResultPath": "$.extracted",
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
-        "Next": ocr_wanted,
+        "Next": f"{prefix}OcrNeeded",
     }
     states: dict[str, Any] = {
         f"{prefix}Plan": _task(PLAN, "Sniff the file and cut it into page batches", result_path="$.plan",
@@ -208,13 +221,6 @@ def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> d
         f"{prefix}ExtractBatchesInline": inline_map,
     }
     if distributed:
-        states[f"{prefix}ChooseMapKind"] = {
-            "Type": "Choice",
-            "Comment": "The plan step decides (distributed_map_threshold); the batches are then in an S3 manifest",
-            "Choices": [{"Variable": _plan("use_distributed_map"), "BooleanEquals": True,
-                         "Next": f"{prefix}ExtractBatchesDistributed"}],
-            "Default": f"{prefix}ExtractBatchesInline",
-        }
         states[f"{prefix}ExtractBatchesDistributed"] = {
             **{k: v for k, v in inline_map.items() if k not in ("ItemsPath", "ItemProcessor")},
             "ItemReader": _manifest_reader(_plan("bucket"), _plan("manifest_key")),
@@ -249,11 +255,11 @@ def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assembl
     }
     choices: list[dict[str, Any]] = [{"Variable": _ocr("page_count"), "NumericEquals": 0, "Next": assemble}]
     states: dict[str, Any] = {
-        f"{prefix}OcrWanted": {
+        f"{prefix}OcrNeeded": {
             "Type": "Choice",
-            "Comment": "Plan.wants_ocr: the document's OCR mode is not off",
-            "Choices": [{"Variable": _plan("ocr_mode"), "StringEquals": OCR_OFF, "Next": assemble}],
-            "Default": plan_ocr,
+            "Comment": "A batch sent a page to OCR (ExtractResult.needs_ocr; never with the OCR mode off)",
+            "Choices": [{"Variable": f"$.extracted.{_NEEDS_OCR}", "BooleanEquals": True, "Next": plan_ocr}],
+            "Default": assemble,
         },
         plan_ocr: _task(OCR_PLAN, "The pages OCR reads: those the text layer sent, or a picture's frames",
                         parameters=_request(OcrPlanRequest, fields, plan="$.plan"), result_path="$.ocr",

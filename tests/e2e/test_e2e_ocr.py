@@ -192,9 +192,10 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
         counted[name] = (aws.results.state_transitions(execution["executionArn"]),
                          report["cost"]["state_transitions"])
     assert all(history == estimate for history, estimate in counted.values()), counted
-    # the fixture's batches are 5 pages: 12 pages in 3 batches
-    assert counted["t-native.pdf"][0] == 2 + 1 + 1 + 3 + 1 + 2 + 1
+    # the fixture's batches are 5 pages: 12 pages in 3 batches (Plan, Route, the Map, 3 batches,
+    # OcrNeeded, Assemble)
+    assert counted["t-native.pdf"][0] == 2 + 1 + 3 + 1 + 1
     assert counted["t-photo.png"][0] == 2 + 2 + 1 + 1 + 1  # Plan, Route, PlanOcr, Choose, Map, 1 page, Assemble
-    text_layer = 2 + 1 + 1 + 1 + 1 + 1  # Plan, Route, ChooseMapKind, Map, 1 batch, OcrWanted, Assemble
+    text_layer = 2 + 1 + 1 + 1 + 1  # Plan, Route, the Map, 1 batch, OcrNeeded, Assemble
     ocr_stage = counted["t-scan.pdf"][0] - text_layer
     assert ocr_stage == 3 + 4 and ocr_stage / 4 <= 2

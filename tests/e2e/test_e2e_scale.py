@@ -15,8 +15,8 @@ pytestmark = pytest.mark.slow
 
 def test_native_pages_cost_under_a_fifth_of_a_transition_each_at_the_default_batch_size(tmp_path: Path) -> None:
     """100 pages a batch (Settings' default): a 250-page native document in 3 batches costs
-    2 + 1 + 1 + 3 + 1 + 2 + 1 = 11 transitions (Plan, Route, ChooseMapKind, the Map and its
-    batches, OcrWanted, PlanOcr and its Choice finding no page to read, Assemble)."""
+    2 + 1 + 3 + 1 + 1 = 8 transitions (Plan, Route, the Map and its batches, OcrNeeded, Assemble:
+    no page needed OCR, so no OCR stage)."""
     with LocalAws(Settings()) as aws:
         path = tmp_path / "long.pdf"
         path.write_bytes(numbered_pdf(250))
@@ -24,4 +24,4 @@ def test_native_pages_cost_under_a_fifth_of_a_transition_each_at_the_default_bat
         assert aws.wait([key], timeout=180)
         (execution,) = aws.results.executions()
         transitions = aws.results.state_transitions(execution["executionArn"])
-    assert transitions == 11 and transitions / 250 <= 0.2
+    assert transitions == 8 and transitions / 250 <= 0.2

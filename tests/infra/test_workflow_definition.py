@@ -157,12 +157,12 @@ def test_every_failure_is_recorded_by_the_assemble_function(definition: dict[str
 
 
 def test_plan_result_routes_the_document(definition: dict[str, Any]) -> None:
-    """ready -> choose a Map kind, archive -> Unpack, a picture -> straight to OCR, any terminal
-    status -> Assemble directly."""
+    """ready -> the batch Map (distributed when the plan says so), archive -> Unpack, a picture
+    -> straight to OCR, any terminal status -> Assemble directly."""
     route = definition["States"]["RouteByPlanStatus"]
     assert definition["States"]["Plan"]["ResultPath"] == "$.plan"
-    assert {(c["StringEquals"], c["Next"]) for c in route["Choices"]} == {
-        ("ready", "ChooseMapKind"),
+    assert {(c["StringEquals"], c["Next"]) for c in route["Choices"] if "StringEquals" in c} == {
+        ("ready", "ExtractBatchesInline"),
         ("archive", "Unpack"),
         ("picture", "PlanOcr"),
     }
@@ -213,10 +213,12 @@ def test_an_archive_member_whose_plan_says_archive_is_unpacked_one_level_down(de
 
 
 def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: dict[str, Any]) -> None:
-    """The plan's use_distributed_map flag picks the Distributed Map, which reads batches from S3."""
-    choose = definition["States"]["ChooseMapKind"]
-    assert choose["Choices"][0]["Next"] == "ExtractBatchesDistributed"
-    assert choose["Default"] == "ExtractBatchesInline"
+    """The plan's use_distributed_map flag picks the Distributed Map, which reads batches from S3:
+    the route's first rule, ahead of plain ready (no Choice of its own: each state entered is billed)."""
+    first = definition["States"]["RouteByPlanStatus"]["Choices"][0]
+    assert first == {"And": [{"Variable": "$.plan.status", "StringEquals": "ready"},
+                             {"Variable": "$.plan.use_distributed_map", "BooleanEquals": True}],
+                     "Next": "ExtractBatchesDistributed"}
     distributed = definition["States"]["ExtractBatchesDistributed"]
     assert distributed["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
     assert distributed["ItemReader"]["Parameters"] == {"Bucket.$": "$.plan.bucket", "Key.$": "$.plan.manifest_key"}
@@ -225,10 +227,11 @@ def test_large_documents_use_a_distributed_map_reading_the_manifest(definition: 
 
 
 def test_page_results_never_flow_back_into_the_state(definition: dict[str, Any]) -> None:
-    """Both Maps discard their results (ResultPath null): page text and counts stay in S3, under the 256 KiB limit."""
+    """Both Maps keep one boolean of their results (whether OCR is needed): page text and counts
+    stay in S3, far under the 256 KiB limit."""
     for name in ("ExtractBatchesInline", "ExtractBatchesDistributed"):
         state = definition["States"][name]
-        assert "ResultPath" in state and state["ResultPath"] is None, name
+        assert list(state["ResultSelector"]) == ["needs_ocr.$"], name
         assert state["MaxConcurrencyPath"] == "$.plan.max_concurrency", name
 
 
@@ -282,14 +285,18 @@ def test_state_names_are_unique_in_the_whole_definition(definition: dict[str, An
     assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
 
 
-def test_after_the_text_layer_only_documents_whose_ocr_mode_is_on_go_to_ocr(definition: dict[str, Any]) -> None:
-    """Both extract Maps continue to OcrWanted, which skips OCR for mode "off" (Plan.wants_ocr);
-    PlanOcr lists the pages under $.ocr, and a document with none goes straight to Assemble."""
+def test_after_the_text_layer_only_documents_a_batch_sent_to_ocr_go_to_ocr(definition: dict[str, Any]) -> None:
+    """Both extract Maps reduce their batches' results to one boolean (any ExtractResult.needs_ocr)
+    and OcrNeeded goes to PlanOcr on it, else straight to Assemble: a native document pays one
+    Choice, no OCR plan step. PlanOcr lists the pages under $.ocr; none: Assemble."""
     top = definition["States"]
-    assert top["ExtractBatchesInline"]["Next"] == top["ExtractBatchesDistributed"]["Next"] == "OcrWanted"
-    wanted = top["OcrWanted"]
-    assert wanted["Choices"] == [{"Variable": "$.plan.ocr_mode", "StringEquals": "off", "Next": "Assemble"}]
-    assert wanted["Default"] == "PlanOcr"
+    for name in ("ExtractBatchesInline", "ExtractBatchesDistributed"):
+        extract = top[name]
+        assert extract["ResultSelector"] == {"needs_ocr.$": "States.ArrayContains($[*].needs_ocr, true)"}
+        assert (extract["ResultPath"], extract["Next"]) == ("$.extracted", "OcrNeeded")
+    needed = top["OcrNeeded"]
+    assert needed["Choices"] == [{"Variable": "$.extracted.needs_ocr", "BooleanEquals": True, "Next": "PlanOcr"}]
+    assert needed["Default"] == "Assemble"
     plan_ocr = top["PlanOcr"]
     assert plan_ocr["Resource"] == ARNS["OcrPlanFunctionArn"] and plan_ocr["ResultPath"] == "$.ocr"
     assert plan_ocr["Parameters"]["plan.$"] == "$.plan"

@@ -126,9 +126,9 @@ def test_a_scanned_page_is_read_by_tesseract_and_the_native_page_is_not_ocred(tm
     assert cost["pages_by_engine"] == {"pdfium": 1, "tesseract": 1} and cost["textract_pages"] == {}
     assert set(cost["lambda_gb_seconds"]) == {"plan", "extract", "ocr_plan", "ocr", "assemble"}
     assert cost["usd_all_textract"] == 2 * settings.price_textract_detect_per_page
-    # Plan, RouteByPlanStatus, ChooseMapKind, the batch Map and its one batch, OcrWanted, PlanOcr,
-    # ChooseOcrMap, the OCR Map and its one page, Assemble
-    assert cost["state_transitions"] == 11
+    # Plan, RouteByPlanStatus, the batch Map and its one batch, OcrNeeded, PlanOcr, ChooseOcrMap,
+    # the OCR Map and its one page, Assemble
+    assert cost["state_transitions"] == 10
     assert cost["usd"]["total"] == pytest.approx(sum(v for k, v in cost["usd"].items() if k != "total"), abs=1e-6)
 
 

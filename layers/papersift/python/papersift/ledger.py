@@ -140,9 +140,8 @@ def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int
     count = 2  # Plan, RouteByPlanStatus
     route = plan.route(1 if member else 0)
     if route is Route.EXTRACT:
-        count += (0 if member else 1) + 1 + plan.batch_count  # ChooseMapKind, the Map, a task per batch
-        count += 1  # OcrWanted
-        if plan.wants_ocr:
+        count += 1 + plan.batch_count + 1  # the Map, a task per batch, OcrNeeded
+        if ocr_pages:
             count += _ocr_stage(ocr_pages)
     elif route is Route.OCR:
         count += _ocr_stage(ocr_pages)

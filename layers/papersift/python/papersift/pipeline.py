@@ -133,7 +133,6 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         found.update(kind=file_type.kind, mime=file_type.mime, detected_by=file_type.detected_by)
         if file_type.kind == "empty":
             raise EmptyInputError("the file is empty (0 bytes)")
-        found["ocr_mode"] = source.settings.ocr_mode
         if file_type.is_archive:
             found["status"] = ARCHIVE
         elif not formats.is_supported(file_type):
@@ -273,7 +272,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(time.perf_counter() - started), batch.batch_index)
     return ExtractResult(batch_index=batch.batch_index, pages=len(written),
-                         chars=sum(p.report.char_count for p in written), ocr_pages=wanted)
+                         chars=sum(p.report.char_count for p in written), ocr_pages=wanted, needs_ocr=wanted > 0)
 
 
 #: seconds kept in hand after the last page a batch starts: writing it, and the handler's return
@@ -634,7 +633,7 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
                      memory: Mapping[str, int] | None = None) -> ExtractionReport:
     """Plan, extract every batch (or unpack and process every member), read the pages that need
     OCR and assemble, in this process: what the workflow does, routed by the same ``Plan.route``
-    and ``Plan.wants_ocr``, for `papersift extract`. ``level`` counts the archive steps above the
+    and the batches' ``needs_ocr``, for `papersift extract`. ``level`` counts the archive steps above the
     document, as the workflow's nesting does. ``engines``: the OCR engines (none: pages that need
     OCR say so); ``memory``: the deployed functions' memory (MB) by name, to estimate Lambda usage."""
 
@@ -644,10 +643,10 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
     try:
         plan = plan_document(store, document, settings, invocation("plan"))
         route = plan.route(level)
+        extracted: list[ExtractResult] = []
         if route is Route.EXTRACT:
             batches = plan.batches or read_manifest(store.get(plan.manifest_key), Batch)
-            for batch in batches:
-                extract_batch(store, batch, settings, invocation("extract"))
+            extracted = [extract_batch(store, batch, settings, invocation("extract")) for batch in batches]
         elif route is Route.UNPACK:
             with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
@@ -655,7 +654,7 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
             items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
             for item in items:
                 process_document(store, item, settings, level + 1, engines=engines, memory=memory)
-        if route is Route.OCR or (route is Route.EXTRACT and plan.wants_ocr):
+        if route is Route.OCR or (route is Route.EXTRACT and any(result.needs_ocr for result in extracted)):
             _read_ocr_pages(store, document, plan, settings, engines, invocation)
         return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings,
                                  invocation("assemble"))

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from papersift.errors import SettingsError
 from papersift.report import DocumentStatus
-from papersift.settings import OCR_OFF, Settings
+from papersift.settings import Settings
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
 
@@ -237,9 +237,6 @@ class Plan(DocumentRef):
     clean_text: bool = False
     #: the upload's extract_tables option: OCR asks Textract for tables, the cost ledger prices them
     extract_tables: bool = False
-    #: the document's OCR mode (Settings.ocr_mode with the upload's option applied): "off" skips the
-    #: OCR stage after the text layer
-    ocr_mode: str = OCR_OFF
     seconds: float = 0.0
 
     @field_validator("status")
@@ -253,11 +250,6 @@ class Plan(DocumentRef):
         """Where the document goes next, ``level`` archive levels down (see ``routes_at``)."""
         return routes_at(level).get(self.status, Route.ASSEMBLE)
 
-    @property
-    def wants_ocr(self) -> bool:
-        """After its text layer, the document goes through the OCR stage (the workflow's Choice
-        tests the same field against the same value)."""
-        return self.ocr_mode != OCR_OFF
 
 
 # -- extract -----------------------------------------------------------------------------
@@ -271,6 +263,9 @@ class ExtractResult(StepModel):
     chars: int
     #: pages of the batch queued for OCR (their inputs are under work/<doc_id>/ocr/inputs/)
     ocr_pages: int = 0
+    #: ocr_pages > 0: the batch Map reduces its batches' to one boolean, and the Choice after it
+    #: (like `papersift extract`) goes to the OCR stage on it
+    needs_ocr: bool = False
     #: every page was already written by an earlier try
     skipped: bool = False
     #: error code when the file itself is at fault (the reason is in work/<doc_id>/errors/)
