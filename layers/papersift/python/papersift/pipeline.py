@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from papersift import __version__, archives, cleaning, formats
 from papersift.content import PageContent
@@ -42,8 +42,6 @@ from papersift.ledger import (
     workflow_transitions,
 )
 from papersift.listing import listing_attributes
-from papersift.ocr.pages import OcrEngines
-from papersift.ocr.stage import load_ocr_page, load_ocr_usage, plan_ocr, read_ocr_page
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
     DocumentStatus,
@@ -53,14 +51,6 @@ from papersift.report import (
     PageReport,
     PageStatus,
     status_for_error,
-)
-from papersift.report_page import (
-    REPORT_PAGE_NAME,
-    Thumbnail,
-    pdf_thumbnails,
-    picture_thumbnails,
-    render_report_page,
-    thumbnail_pages,
 )
 from papersift.settings import OCR_OFF, Settings
 from papersift.sniff import PICTURE_KINDS, FileType, sniff
@@ -108,6 +98,11 @@ from papersift.workfiles import (
     results_prefix,
     work_prefix,
 )
+from papersift.workfiles import read_ocr_page as read_ocr_page_file
+
+if TYPE_CHECKING:  # the OCR stage and the report page load when a step needs them (cold starts)
+    from papersift.ocr.pages import OcrEngines
+    from papersift.report_page import Thumbnail
 
 PAGE_SEPARATOR = "\f"
 
@@ -350,7 +345,7 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
                                              if k.endswith(".json"))}
     for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
         if key.endswith(".json"):
-            page = load_ocr_page(store, key)
+            page, _ = read_ocr_page_file(store, key)
             pages[page.number] = page
     return [pages[number] for number in sorted(pages)]
 
@@ -391,7 +386,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
 
 
 def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
-    found = (load_ocr_usage(store, key) for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
+    found = (read_ocr_page_file(store, key)[1] for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
     return [usage for usage in found if usage is not None]
 
 
@@ -426,6 +421,8 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
     put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
+    from papersift.report_page import REPORT_PAGE_NAME, render_report_page  # Jinja2: only assemble needs it
+
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_NAME}", page.encode("utf-8"), "text/html; charset=utf-8")
     return report
@@ -435,6 +432,8 @@ def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionRep
                 settings: Settings) -> list[Thumbnail]:
     """report.html's pictures of a PDF's or a picture's suspect pages: the one time assemble reads
     the source, and only when there is a suspect page to show."""
+    from papersift.report_page import pdf_thumbnails, picture_thumbnails, thumbnail_pages
+
     picture = report.detected_type in PICTURE_KINDS
     if (report.detected_type != "pdf" and not picture) or not thumbnail_pages(report):
         return []
@@ -668,6 +667,9 @@ def _read_ocr_pages(store: ObjectStore, document: DocumentRef, plan: Plan, setti
     """The workflow's OCR stage in this process: plan, then each page as the OCR Map iteration
     runs it, with its Catches (throttled past the retries: read without Textract; a failure:
     recorded on the page)."""
+    from papersift.ocr.pages import OcrEngines
+    from papersift.ocr.stage import plan_ocr, read_ocr_page
+
     ocr_plan = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings,
                         invocation("ocr_plan"))
     items = read_manifest(store.get(ocr_plan.manifest_key), OcrItem) if ocr_plan.use_distributed_map \

@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from papersift.content import PageContent
+from papersift.ledger import Usage
 from papersift.settings import Settings
 from papersift.steps import DocumentOptions
 from papersift.storage import ObjectStore
@@ -90,3 +92,11 @@ class Source:
 def read_source(store: ObjectStore, key: str, settings: Settings) -> Source:
     data, metadata = store.get_with_metadata(key)
     return Source(data, DocumentOptions.from_metadata(metadata).apply(settings))
+
+
+def read_ocr_page(store: ObjectStore, key: str) -> tuple[PageContent, Usage | None]:
+    """An OCR page's work file (``ocr_page_key``): the page as OCR left it, and the usage of the
+    step that read it."""
+    record = get_json(store, key)
+    usage = record.get("usage")
+    return PageContent.from_dict(record["page"]), Usage(**usage) if usage else None

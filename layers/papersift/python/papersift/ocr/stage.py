@@ -18,7 +18,7 @@ from PIL import Image
 from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
-from papersift.ledger import Invocation, Usage, record_usage
+from papersift.ledger import Invocation, record_usage
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
@@ -45,6 +45,7 @@ from papersift.workfiles import (
     ocr_prefix,
     page_key,
 )
+from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 
 def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
@@ -84,7 +85,7 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
     doc_id, number = request.doc_id, request.page
     out_key = ocr_page_key(doc_id, number)
     if store.exists(out_key):
-        page = load_ocr_page(store, out_key)
+        page, _ = read_ocr_page_file(store, out_key)
         return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
                          chars=page.report.char_count, skipped=True)
     layer = _text_layer(store, doc_id, number)
@@ -111,15 +112,6 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
                                   ensure_ascii=False).encode("utf-8"), "application/json")
     return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
                      chars=page.report.char_count)
-
-
-def load_ocr_page(store: ObjectStore, key: str) -> PageContent:
-    return PageContent.from_dict(get_json(store, key)["page"])
-
-
-def load_ocr_usage(store: ObjectStore, key: str) -> Usage | None:
-    usage = get_json(store, key).get("usage")
-    return Usage(**usage) if usage else None
 
 
 def _text_layer(store: ObjectStore, doc_id: str, number: int) -> PageContent | None:
