@@ -20,7 +20,16 @@ from typing import Any
 from papersift.errors import SettingsError
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps import DocumentOptions, DocumentRef, document_id
-from papersift_cli.output import FileResult, print_summary, unique_names, write_flat, write_folder
+from papersift.archives.names import name_text
+from papersift_cli.output import (
+    FileResult,
+    OutputLayout,
+    place_results,
+    print_summary,
+    unique_names,
+    write_flat,
+    write_folder,
+)
 from papersift_cli.progress import Progress
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
@@ -125,10 +134,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         progress.close()
     args.out.mkdir(parents=True, exist_ok=True)
-    for result in results:
-        if args.flat:
+    if args.flat:
+        layout = OutputLayout()
+        for result in results:
+            result.folder = layout.stem(result.name)
             write_flat(result, args.out)
-        else:
+    else:
+        place_results(results)  # one safe, unique folder per input and member, whatever their names
+        for result in results:
             write_folder(result, args.out)
     print_summary(results, sys.stdout, time.monotonic() - started)
     if args.open:
@@ -148,7 +161,7 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
     if first is None or flat:
         print("papersift: no report.html to open" + (" (--flat writes none)" if flat else ""), file=sys.stderr)
         return
-    page = (out / first.name / "report.html").resolve()
+    page = (out / first.folder / "report.html").resolve()
     if not webbrowser.open(page.as_uri()):
         print(f"papersift: no browser to open {page}", file=sys.stderr)
 
@@ -288,7 +301,8 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
         for path, name in zip(inputs, names, strict=True):
             progress.update(current=name)
             key = f"incoming/{name}"
-            document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=path.name)
+            document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key,
+                                   source_name=name_text(path.name))
             store.upload_file(path, document.key)
             started = time.monotonic()
             report = process_document(store, document, settings, engines=engines, memory=memory)

@@ -6,14 +6,17 @@ commands write the same layout and print the same table.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from papersift.report import TRUSTED_DOCUMENT_STATUSES, ExtractionReport
+from papersift.archives.names import BIDI_CONTROLS, capped_name, name_text, shown_name
+from papersift.report import TRUSTED_DOCUMENT_STATUSES, DocumentStatus, ExtractionReport
 from papersift.report_page import REPORT_PAGE_NAME, render_report_page
 
 #: document status -> status understood by the corpus scorer (score.py)
@@ -25,6 +28,7 @@ SCORE_STATUS = {
     "empty": "ok",
     "encrypted": "encrypted",
     "unsupported": "error",
+    "limit_exceeded": "error",
     "failed": "error",
     "timeout": "timeout",
 }
@@ -46,6 +50,9 @@ class FileResult:
     broken: bool = False  # papersift failed to record any status for it
     #: the report's cost ledger (estimated USD, and had every page gone to Textract)
     cost: dict[str, Any] = field(default_factory=dict)
+    #: where its results go, relative to the output folder (``OutputLayout``); '' until placed
+    folder: str = ""
+    doc_id: str = ""
 
     @classmethod
     def from_files(cls, name: str, files: dict[str, bytes], seconds: float, status: str = "", reason: str = "",
@@ -68,6 +75,7 @@ class FileResult:
             files=files,
             broken=broken,
             cost=dict(report.get("cost") or {}),
+            doc_id=str(report.get("doc_id") or ""),
         )
 
     @property
@@ -75,58 +83,134 @@ class FileResult:
         return self.files.get("text.txt", b"").decode("utf-8", errors="replace")
 
 def unique_names(paths: Sequence[Path]) -> list[str]:
-    """Output names by input file name; a repeated name gets a stable -2, -3... by input order."""
+    """The name of each input as text (bytes that are not UTF-8 as ``\\xNN``, at most 255 bytes): what
+    its report and its object key carry. A repeated name gets a stable -2, -3... by input order."""
     taken: set[str] = set()
     names: list[str] = []
     for path in paths:
-        name = path.name or "unnamed"
+        name = capped_name(path.name or "unnamed")
         candidate, number = name, 1
         while candidate in taken:
             number += 1
-            candidate = f"{Path(name).stem}-{number}{Path(name).suffix}"
+            stem, dot, suffix = name.rpartition(".")
+            candidate = f"{stem}-{number}.{suffix}" if dot and stem else f"{name}-{number}"
         taken.add(candidate)
         names.append(candidate)
     return names
 
 
-def _safe_relative(name: str) -> Path:
-    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".", "..", "/")]
-    return Path(*parts) if parts else Path("member")
+#: what a document folder holds (keep in step with the result files under results/<doc_id>/): a member
+#: path component never takes one of these names
+RESULT_NAMES = frozenset({"text.txt", "document.md", "report.json", REPORT_PAGE_NAME, "status.json",
+                          "text.clean.txt", "pages", "members"})
+#: longest relative folder path kept as it is; deeper member paths are folded into one component
+_MAX_PATH_BYTES = 1000
+_MAX_COMPONENT_BYTES = 200
+
+
+def safe_component(name: str) -> str:
+    """One folder or file name from any name: no separators, no control or bidi characters, never
+    '.' or '..', at most 200 bytes (so a suffix such as ".report.json" or " (2)" still fits)."""
+    text = "".join("_" if c in "/\\\0" or c in BIDI_CONTROLS or unicodedata.category(c) in ("Cc", "Cs") else c
+                   for c in name_text(name))
+    text = text.strip() or "unnamed"
+    if set(text) == {"."}:
+        text = text.replace(".", "_")
+    return capped_name(text, _MAX_COMPONENT_BYTES)
+
+
+class OutputLayout:
+    """Unique, safe output locations: one folder per document, whatever its name.
+
+    Inputs are placed by name, archive members by their path inside the archive (under the
+    archive's ``members/``). Names that collide once made safe (``08_dup.txt`` and
+    ``..\\08_dup.txt``, two members differing in a control character, names differing only in case,
+    which some file systems fold) get " (2)", " (3)"... in placement order; a member path component
+    named like a result file (``x.txt/report.json``) gets a trailing "_", so a member folder never
+    lands on another document's files.
+    """
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def place(self, result: FileResult, parent: str = "") -> None:
+        """Set ``result.folder`` and its members' (recursively)."""
+        if parent:
+            parts = [safe_component(p) for p in name_text(result.name).split("/") if p not in ("", ".", "..")]
+            parts = [p + "_" if p.casefold() in RESULT_NAMES else p for p in parts] or ["unnamed"]
+        else:
+            parts = [safe_component(result.name)]
+        result.folder = self._unique(parent, parts)
+        for member in result.members:
+            self.place(member, f"{result.folder}/members")
+
+    def stem(self, name: str) -> str:
+        """A unique flat file stem (``--flat``: DIR/<stem>.txt, .status, .report.json)."""
+        return self._unique("", [safe_component(name)])
+
+    def _unique(self, parent: str, parts: list[str]) -> str:
+        path = "/".join([parent, *parts] if parent else parts)
+        if len(path.encode("utf-8")) > _MAX_PATH_BYTES:
+            digest = hashlib.sha1(path.encode("utf-8")).hexdigest()[:10]
+            parts = [capped_name(f"{digest}~{parts[-1]}", _MAX_COMPONENT_BYTES)]
+            path = "/".join([parent, *parts] if parent else parts)
+        head, _, leaf = path.rpartition("/")
+        candidate, number = path, 1
+        while candidate.casefold() in self._taken:
+            number += 1
+            stem, dot, suffix = leaf.rpartition(".")
+            renamed = f"{stem} ({number}).{suffix}" if dot and stem else f"{leaf} ({number})"
+            candidate = f"{head}/{renamed}" if head else renamed
+        self._taken.add(candidate.casefold())
+        return candidate
+
+
+def place_results(results: Sequence[FileResult]) -> None:
+    """Give every result (and member) its own output folder, in input order."""
+    layout = OutputLayout()
+    for result in results:
+        layout.place(result)
 
 
 def write_folder(result: FileResult, out_dir: Path) -> Path:
-    """DIR/<name>/{text.txt,document.md,report.json,...} and members under members/<path>/."""
-    target = out_dir / _safe_relative(result.name)
+    """DIR/<folder>/{text.txt,document.md,report.json,...} and members under <folder>/members/<path>/.
+    ``result.folder`` comes from ``place_results``; a result not placed is placed on its own."""
+    if not result.folder:
+        OutputLayout().place(result)
+    target = out_dir / result.folder
     target.mkdir(parents=True, exist_ok=True)
     for file_name, data in result.files.items():
         (target / file_name).write_bytes(data)
     if result.members and "report.json" in result.files:
-        (target / REPORT_PAGE_NAME).write_text(_archive_page(result.files["report.json"]), encoding="utf-8")
+        (target / REPORT_PAGE_NAME).write_text(_archive_page(result), encoding="utf-8")
     if not result.files:
         status = {"status": result.status, "reason": result.reason}
         (target / "status.json").write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
     for member in result.members:
-        write_folder(member, target / "members")
+        write_folder(member, out_dir)
     return target
 
 
-def _archive_page(report_json: bytes) -> str:
+def _archive_page(result: FileResult) -> str:
     """An archive's report.html with its member links pointing into this folder layout
     (members/<path inside the archive>/report.html) instead of the bucket's results/<doc_id>/."""
-    report = ExtractionReport.from_dict(json.loads(report_json))
-    hrefs = {m.doc_id: f"members/{quote(_safe_relative(m.path).as_posix())}/{REPORT_PAGE_NAME}"
-             for m in report.members if m.doc_id}
+    report = ExtractionReport.from_dict(json.loads(result.files["report.json"]))
+    prefix = result.folder + "/"
+    hrefs = {member.doc_id: quote(member.folder.removeprefix(prefix)) + "/" + REPORT_PAGE_NAME
+             for member in result.members if member.doc_id and member.folder.startswith(prefix)}
     return render_report_page(report, member_hrefs=hrefs)
 
 
 def write_flat(result: FileResult, out_dir: Path) -> None:
     """DIR/<name>.txt + DIR/<name>.status (+ .report.json): the layout the corpus scorer reads.
-    An archive's text.txt already holds its members' text, each under a tag line."""
+    An archive's text.txt already holds its members' text, each under a tag line. ``result.folder``
+    (``OutputLayout.stem``) is the unique safe stem; unplaced, the name made safe."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{result.name}.txt").write_text(result.text, encoding="utf-8")
-    (out_dir / f"{result.name}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
+    stem = result.folder or safe_component(result.name)
+    (out_dir / f"{stem}.txt").write_text(result.text, encoding="utf-8")
+    (out_dir / f"{stem}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
     if "report.json" in result.files:
-        (out_dir / f"{result.name}.report.json").write_bytes(result.files["report.json"])
+        (out_dir / f"{stem}.report.json").write_bytes(result.files["report.json"])
 
 
 def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: float) -> None:
@@ -135,7 +219,7 @@ def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: f
     for r in results:
         engines = ", ".join(f"{k}:{v}" for k, v in sorted(r.engines.items())) or "-"
         status = r.status + (f" (+{len(r.members)} members)" if r.members else "")
-        rows.append((r.name, r.detected_type or "-", str(r.pages), status, engines, f"{r.seconds:.1f}"))
+        rows.append((shown_name(r.name), r.detected_type or "-", str(r.pages), status, engines, f"{r.seconds:.1f}"))
     widths = [min(48, max(len(row[i]) for row in rows)) for i in range(len(rows[0]))]
     for index, row in enumerate(rows):
         cells = [cell if len(cell) <= widths[i] else cell[: widths[i] - 1] + "…" for i, cell in enumerate(row)]
@@ -145,11 +229,13 @@ def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: f
             stream.write("  ".join("-" * w for w in widths) + "\n")
     trusted = sum(r.status in TRUSTED_DOCUMENT_STATUSES for r in results)
     review = sum(r.status in ("needs_review", "corrupt_unrecoverable") for r in results)
+    limited = sum(r.status == DocumentStatus.LIMIT_EXCEEDED for r in results)
     broken = sum(r.broken for r in results)
-    other = len(results) - trusted - review - broken
+    other = len(results) - trusted - review - limited - broken
     stream.write(
         f"{len(results)} file(s), {sum(r.pages for r in results)} page(s): {trusted} trusted, {review} need review, "
-        f"{other} not extracted (empty/encrypted/unsupported/failed), {broken} broken; {wall_seconds:.1f}s\n"
+        f"{limited} over a limit, {other} not extracted (empty/encrypted/unsupported/failed), {broken} broken; "
+        f"{wall_seconds:.1f}s\n"
     )
     stream.write(cost_line(results) + "\n")
 

@@ -11,6 +11,8 @@ import sys
 import threading
 from typing import TextIO
 
+from papersift.archives.names import shown_name
+
 
 class Progress:
     def __init__(self, total_files: int, stream: TextIO | None = None, live: bool | None = None) -> None:
@@ -37,9 +39,9 @@ class Progress:
         """One file is done: a permanent line, then the live line again."""
         with self._lock:
             self.files_done += 1
-            line = f"[{self.files_done}/{self.total_files}] {name}: {status}, {pages} page(s), {seconds:.1f}s"
+            line = f"[{self.files_done}/{self.total_files}] {shown_name(name)}: {status}, {pages} page(s), {seconds:.1f}s"
             if reason and status not in ("clean",):
-                line += f" ({reason})"
+                line += f" ({shown_name(reason)})"
             self._clear()
             self.stream.write(line + "\n")
             if self.live:
@@ -63,7 +65,7 @@ class Progress:
         width = shutil.get_terminal_size((100, 20)).columns - 1
         line = f"papersift: {self.files_done}/{self.total_files} files, {self.pages_done} pages"
         if self.current:
-            line += f" | {self.current}"
+            line += f" | {shown_name(self.current)}"
         self.stream.write("\r" + line[:width].ljust(width))
         self.stream.flush()
         self._drawn = True

@@ -85,7 +85,7 @@ def test_retried_batch_skips_pages_already_written(tmp_path, pdf_factory, monkey
     [
         ("empty.txt", b"", "empty", "empty"),
         ("blob.bin", bytes(range(256)) * 8, "unsupported", "unknown"),
-        ("broken.pdf", b"%PDF-1.7\n1 0 obj <</Type /Catalog>>\n", "failed", "unreadable pdf"),
+        ("broken.pdf", b"%PDF-1.7\n1 0 obj <</Type /Catalog>>\n", "corrupt_unrecoverable", "unreadable pdf"),
     ],
 )
 def test_bad_input_ends_with_a_status_and_a_reason(tmp_path, name, data, status, reason_part):
@@ -253,5 +253,5 @@ def test_an_oversized_file_is_refused_from_its_size_without_being_read(tmp_path,
     store, document = _store_with(tmp_path, "huge.txt", b"x" * 5000)
     monkeypatch.setattr(store, "get_with_metadata", lambda key: pytest.fail("an oversized file was read"))
     report = process_document(store, document, Settings(max_file_bytes=4096))
-    assert report.status == "failed"
+    assert report.status == "limit_exceeded" and report.error_code == "limit_exceeded" and not report.trusted
     assert "5000 bytes, over max_file_bytes=4096" in report.reason

@@ -26,11 +26,11 @@ RUNNING: Final = "running"
 LISTED_STATUSES: tuple[str, ...] = (SUBMITTED, *(str(s) for s in DocumentStatus))
 ListedStatus = Literal[
     "submitted", "clean", "partially_recovered", "needs_review", "corrupt_unrecoverable", "encrypted",
-    "unsupported", "empty", "failed",
+    "unsupported", "empty", "limit_exceeded", "failed",
 ]
 ApiStatus = Literal[
     "awaiting_upload", "queued", "running", "submitted", "clean", "partially_recovered", "needs_review",
-    "corrupt_unrecoverable", "encrypted", "unsupported", "empty", "failed",
+    "corrupt_unrecoverable", "encrypted", "unsupported", "empty", "limit_exceeded", "failed",
 ]
 ResultKind = Literal["text", "markdown", "report", "view"]
 OcrMode = Literal["off", "local-first", "textract-first", "local-only", "textract-only"]

@@ -51,9 +51,28 @@ class EncryptedInputError(InputError):
 
 
 class LimitExceededError(InputError):
-    """A safety limit from Settings was hit (size, pages, members, ratio, depth)."""
+    """A safety limit was hit (size, pages, members, ratio, depth): the document ends
+    ``limit_exceeded``, never ``failed`` (which is a failure of ours). Subclasses name the bombs."""
 
     code = "limit_exceeded"
+
+
+class DecompressionBombError(LimitExceededError):
+    """Compressed data that expands beyond the ratio or size limits (zip, gzip, bzip2, a package part)."""
+
+    code = "decompression_bomb"
+
+
+class EntityBombError(LimitExceededError):
+    """XML whose entity declarations expand beyond the limits (billion laughs, quadratic blowup)."""
+
+    code = "entity_bomb"
+
+
+class NestingTooDeepError(LimitExceededError):
+    """Structure nested deeper than papersift reads (JSON arrays, archives in archives)."""
+
+    code = "nesting_too_deep"
 
 
 class EngineError(PapersiftError):

@@ -43,6 +43,7 @@ from papersift.ledger import (
 )
 from papersift.listing import listing_attributes
 from papersift.report import (
+    LIMIT_ERROR_CODES,
     TRUSTED_DOCUMENT_STATUSES,
     DocumentStatus,
     ErrorRecord,
@@ -140,7 +141,9 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
                 found.update(status=PICTURE, page_count=pages or 0)
             else:
-                batches = page_batches(request, file_type.kind, pages, source.settings)
+                # pages beyond max_pages get no batch (and no work file): the verdict says they exist
+                wanted = None if pages is None else min(pages, source.settings.max_pages)
+                batches = page_batches(request, file_type.kind, wanted, source.settings)
                 found.update(page_count=pages or 0, batches=batches, batch_count=len(batches),
                              use_distributed_map=len(batches) > settings.distributed_map_threshold)
     except PapersiftError as exc:
@@ -176,8 +179,8 @@ def page_batches(document: DocumentRef, kind: str, pages: int | None, settings: 
 def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Settings, scratch: Path,
                    invocation: Invocation | None = None) -> UnpackResult:
     """Unpack an archive (nested ones included) and upload each member as a document of
-    its own under ``members/<doc_id>/<path>``. Every member, processed or not, is recorded
-    in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
+    its own under ``members/<doc_id>/<n>/<name>`` (``member_object_key``). Every member, processed or
+    not, is recorded in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
     started = time.perf_counter()
     doc_id = request.doc_id
     local_copy = scratch / "archive"
@@ -188,10 +191,10 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
                              name=request.source_name)
     members: list[MemberEntry] = []
     items: list[DocumentRef] = []
-    for member in result.members:
+    for index, member in enumerate(result.members):
         entry = MemberEntry.model_validate(member.to_dict())
         if member.status is archives.MemberStatus.EXTRACTED and member.local_path is not None:
-            member_key = f"members/{doc_id}/{member.path}"
+            member_key = member_object_key(doc_id, index, member.path)
             # the upload's options (passwords, tables) apply to its members too
             store.upload_file(member.local_path, member_key, metadata=dict(metadata))
             member.local_path.unlink()
@@ -213,6 +216,14 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
                         member_count=len(members), item_count=len(items), use_distributed_map=distributed,
                         manifest_key=member_items_key(doc_id), max_concurrency=settings.max_concurrency,
                         items=[] if distributed else items)
+
+
+def member_object_key(doc_id: str, index: int, path: str) -> str:
+    """``members/<archive doc_id>/<n>/<file name>``: the member's place in the listing keeps every key
+    unique and short whatever the names (``x.txt`` beside ``x.txt/report.json``, names a local
+    directory store cannot nest, paths longer than S3's 1,024 bytes); its path inside the archive
+    travels as ``archive_path``, its file name stays readable at the end of the key."""
+    return f"members/{doc_id}/{index:05d}/{source_name_of(path) or 'unnamed'}"
 
 
 # -- extract ---------------------------------------------------------------------------
@@ -368,9 +379,11 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     report.errors = errors
     report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
     report.char_count = sum(p.report.char_count for p in pages)
-    report.status, report.reason = _document_verdict(plan, pages, errors, failure)
+    report.status, report.reason = _document_verdict(plan, pages, errors, failure, settings.max_pages)
     if failure is not None:
         report.errors.append(ErrorRecord(code=failure.error, reason=failure.reason))
+    elif plan is not None and plan.error_code and plan.route() is Route.ASSEMBLE:
+        report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     write_results(store, report, pages)
@@ -459,21 +472,28 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     entry per archive member, with the member document's own status where it was processed."""
     doc_id = request.doc_id
     report = _new_report(request, plan, settings)
-    listing = ArchiveListing(status="corrupt", reason=f"the archive was not unpacked: it is nested in archive members "
-                                                      f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
+    listing = ArchiveListing(status="limit_exceeded",
+                             reason=f"the archive was not unpacked: it is nested in archive members "
+                                    f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
     texts: list[str] = []
     markdown: list[str] = []
     ledgers: list[dict[str, Any]] = []
+    codes: list[str] = []  # why members were cut or left out, in listing order
+    if listing.status != str(archives.ArchiveStatus.OK):
+        codes.append(archives.limit_code(listing.reason) if listing.status == str(archives.ArchiveStatus.LIMIT_EXCEEDED)
+                     else listing.status)
     for entry in listing.members:
         member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
-                              doc_id=entry.doc_id)
+                              doc_id=entry.doc_id, original_name=entry.original_name)
         member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
         if member.doc_id and store.exists(member_prefix + "report.json"):
             member_report = ExtractionReport.from_dict(get_json(store, member_prefix + "report.json"))
             member.status, member.reason = member_report.status, member_report.reason
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
+            if member_report.status == DocumentStatus.LIMIT_EXCEEDED:
+                codes.append(member_report.error_code or "limit_exceeded")
             report.page_count += member_report.page_count
             report.char_count += member_report.char_count
             ledgers.append(member_report.cost)
@@ -484,8 +504,14 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                 markdown.append(f"## {member.path}\n\n" + store.get(member_prefix + "document.md").decode("utf-8"))
         elif member.doc_id:
             member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
+        elif member.status == str(archives.MemberStatus.SKIPPED_LIMIT):
+            codes.append(archives.limit_code(member.reason))
         report.members.append(member)
     report.status, report.reason = _archive_verdict(listing, report.members)
+    if codes and report.status not in TRUSTED_DOCUMENT_STATUSES:
+        limit_codes = [c for c in codes if c in LIMIT_ERROR_CODES]
+        code = limit_codes[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes else codes[0]
+        report.errors.append(ErrorRecord(code=code, reason=report.reason))
     prefix = results_prefix(doc_id)
     store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")
     store.put(prefix + "document.md", "\n\n".join(markdown).encode("utf-8"), "text/markdown; charset=utf-8")
@@ -525,19 +551,39 @@ def _archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tu
     not_extracted = [m for m in members if not m.doc_id and m.status not in _UNPACK_ONLY]
     if archive_ok and not not_extracted and all(m.status == "empty" for m in documents):
         return str(DocumentStatus.EMPTY), f"every member ({len(documents)}) is empty"
-    problems = [f"{m.path}: {m.status}" for m in (*untrusted, *not_extracted)]
+    limits = {str(DocumentStatus.LIMIT_EXCEEDED), str(archives.MemberStatus.SKIPPED_LIMIT)}
+    limited = [m for m in (*untrusted, *not_extracted) if m.status in limits]
+    problems = list(dict.fromkeys(f"{m.path}: {m.status}" for m in (*limited, *untrusted, *not_extracted)))
     if not archive_ok:
         problems.insert(0, f"archive {listing.status}: {listing.reason}")
     if problems:
         more = f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""
-        return str(DocumentStatus.NEEDS_REVIEW), "; ".join(problems[:5]) + more
+        # a member cut short or left out by a limit makes the whole archive's text incomplete
+        cut = limited or listing.status == str(archives.ArchiveStatus.LIMIT_EXCEEDED)
+        status = DocumentStatus.LIMIT_EXCEEDED if cut else DocumentStatus.NEEDS_REVIEW
+        return str(status), "; ".join(problems[:5]) + more
     recovered = any(m.status == "partially_recovered" for m in documents)
     status = DocumentStatus.PARTIALLY_RECOVERED if recovered else DocumentStatus.CLEAN
     return str(status), f"all {len(documents)} member document(s) trusted"
 
 
+def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
+    """Why the text is cut short (units truncated by a limit or a bomb, pages beyond max_pages), or ''."""
+    parts: list[str] = []
+    truncated = [p for p in pages if p.report.status == PageStatus.TRUNCATED]
+    if truncated:
+        first = truncated[0].report
+        parts.append(f"{len(truncated)} of {len(pages)} unit(s) cut short (unit {first.number}: {first.reason})")
+    beyond = (plan.page_count - len(pages)) if plan is not None and plan.page_count > max_pages else 0
+    skipped = counts[PageStatus.SKIPPED]
+    if beyond > 0 or skipped:
+        parts.append(f"the document has {max(plan.page_count if plan else 0, len(pages))} pages; only the first "
+                     f"{max_pages} are extracted (max_pages)")
+    return "; ".join(parts)
+
+
 def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[ErrorRecord],
-                      failure: StepError | None) -> tuple[str, str]:
+                      failure: StepError | None, max_pages: int) -> tuple[str, str]:
     if failure is not None:
         return str(DocumentStatus.FAILED), "pipeline step failed: " + failure.reason
     if plan is not None and plan.route() is Route.ASSEMBLE:
@@ -552,6 +598,9 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
     if bad == total:
         return str(DocumentStatus.CORRUPT_UNRECOVERABLE), f"no page of {total} has usable text"
+    limited = _limit_verdict(plan, pages, counts, max_pages)
+    if limited:
+        return str(DocumentStatus.LIMIT_EXCEEDED), limited
     if review:
         parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in ("clean", "recovered", "ocr")]
         return str(DocumentStatus.NEEDS_REVIEW), "; ".join(parts) + f" of {total}"
@@ -600,6 +649,8 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "pages_low_confidence": counts[PageStatus.LOW_CONFIDENCE],
         "pages_corrupt": counts[PageStatus.CORRUPT_UNRECOVERABLE],
         "pages_failed": counts[PageStatus.FAILED],
+        "pages_truncated": counts[PageStatus.TRUNCATED],
+        "error_code": report.error_code,
         "char_count": report.char_count,
         "text_key": prefix + "text.txt",
         "markdown_key": prefix + "document.md",

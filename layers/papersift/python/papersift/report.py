@@ -22,6 +22,9 @@ class PageStatus(StrEnum):
     CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"  # suspect and nothing better found
     FAILED = "failed"  # every engine raised
     SKIPPED = "skipped"  # beyond max_pages
+    #: real text, cut short by a safety limit or a bomb (or an external entity never resolved):
+    #: the signals and the reason say which; never trusted
+    TRUNCATED = "truncated"
 
 
 class DocumentStatus(StrEnum):
@@ -32,23 +35,38 @@ class DocumentStatus(StrEnum):
     ENCRYPTED = "encrypted"
     UNSUPPORTED = "unsupported"
     EMPTY = "empty"
+    #: a safety limit or a bomb refused the document or cut its text short (``error_code`` says
+    #: which: limit_exceeded, decompression_bomb, entity_bomb, nesting_too_deep); whatever text
+    #: there is, is real but incomplete
+    LIMIT_EXCEEDED = "limit_exceeded"
+    #: a failure of papersift's own (a crash, a step that gave up): the input may be fine
     FAILED = "failed"
 
 
 #: document statuses whose text can be used without human review
 TRUSTED_DOCUMENT_STATUSES = frozenset({DocumentStatus.CLEAN, DocumentStatus.PARTIALLY_RECOVERED})
 
+#: the truncated signal every unit cut short carries, whatever cut it
+TRUNCATED_SIGNAL = "truncated"
+
+#: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses)
+LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep"})
+
 #: error codes (``PapersiftError.code``, archive statuses) that are a document status of their own
 _STATUS_OF_ERROR_CODE = {
     "encrypted": DocumentStatus.ENCRYPTED,
     "empty": DocumentStatus.EMPTY,
     "unsupported": DocumentStatus.UNSUPPORTED,
+    "corrupt": DocumentStatus.CORRUPT_UNRECOVERABLE,
+    "bad_input": DocumentStatus.CORRUPT_UNRECOVERABLE,
+    **{code: DocumentStatus.LIMIT_EXCEEDED for code in LIMIT_ERROR_CODES},
 }
 
 
 def status_for_error(code: str) -> DocumentStatus:
-    """The one mapping from what went wrong to a document status: an encrypted, empty or
-    unsupported input says so; anything else (corrupt, over a limit, a crash) is ``failed``."""
+    """The one mapping from what went wrong to a document status. The input's own faults say
+    which: encrypted, empty, unsupported, corrupt (``corrupt_unrecoverable``), over a limit or a
+    bomb (``limit_exceeded``); only the rest, failures of papersift's own, is ``failed``."""
     return _STATUS_OF_ERROR_CODE.get(code, DocumentStatus.FAILED)
 
 
@@ -146,6 +164,8 @@ class MemberReport:
     size: int | None = None
     doc_id: str | None = None
     page_count: int = 0
+    #: the name as the archive stores it, when ``path`` differs (sanitized, renamed duplicate, not UTF-8)
+    original_name: str | None = None
 
 
 @dataclass
@@ -174,6 +194,17 @@ class ExtractionReport:
     def trusted(self) -> bool:
         return self.status in TRUSTED_DOCUMENT_STATUSES
 
+    @property
+    def error_code(self) -> str:
+        """The machine code of why the document is not what it seems ('' when nothing went wrong):
+        the first error's code, else the limit that cut a unit short."""
+        if self.errors:
+            return self.errors[0].code
+        for page in self.pages:
+            if page.status == PageStatus.TRUNCATED:
+                return next((s for s in page.signals if s in LIMIT_ERROR_CODES), "limit_exceeded")
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         out = {name: copy.deepcopy(value) for name, value in vars(self).items()
                if name not in ("pages", "members", "errors")}
@@ -181,12 +212,14 @@ class ExtractionReport:
         out["members"] = [asdict(member) for member in self.members]
         out["errors"] = [asdict(error) for error in self.errors]
         out["trusted"] = self.trusted
+        out["error_code"] = self.error_code
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractionReport:
         data = dict(data)
         data.pop("trusted", None)
+        data.pop("error_code", None)
         data["pages"] = [PageReport.from_dict(p) for p in data.get("pages", [])]
         data["members"] = [MemberReport(**m) for m in data.get("members", [])]
         data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]

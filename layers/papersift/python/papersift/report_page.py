@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 SUSPECT_PAGE_STATUSES: tuple[str, ...] = (
     PageStatus.FAILED,
     PageStatus.CORRUPT_UNRECOVERABLE,
+    PageStatus.TRUNCATED,
     PageStatus.NEEDS_OCR,
     PageStatus.LOW_CONFIDENCE,
     PageStatus.OCR,

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from papersift.archives.limits import CHUNK, ArchiveLimits, Run
+from papersift.archives.limits import CHUNK, ArchiveLimits, Run, limit_code
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
 from papersift.archives.names import clean_member_name
 from papersift.archives.tools import TOOL_KINDS
@@ -45,6 +45,7 @@ __all__ = [
     "UnpackResult",
     "archive_kind",
     "clean_member_name",
+    "limit_code",
     "raise_for_status",
     "unpack",
 ]

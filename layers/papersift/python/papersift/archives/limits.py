@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from papersift.settings import Settings
 
 CHUNK = 1024 * 1024
+#: members listed (by name, without their bytes) per member extracted: beyond max_archive_members
+#: every member is still listed as skipped_limit, up to this many times the limit
+LISTED_PER_MEMBER_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class ArchiveLimits:
     tool_timeout_seconds: float = 120.0
     #: wall clock for one whole unpack() tree
     total_timeout_seconds: float = 600.0
+    #: members listed one by one (the ones beyond max_members as skipped_limit, names only); an
+    #: archive declaring more is refused unread: a listing of millions of names is a bomb of its own
+    max_listed: int = LISTED_PER_MEMBER_LIMIT * 10_000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ArchiveLimits:
@@ -40,7 +46,18 @@ class ArchiveLimits:
             max_total_bytes=settings.max_archive_total_bytes,
             max_member_bytes=settings.max_file_bytes,
             max_ratio=settings.max_compression_ratio,
+            max_listed=LISTED_PER_MEMBER_LIMIT * settings.max_archive_members,
         )
+
+
+def limit_code(reason: str) -> str:
+    """The error code of a limit's reason (every limit message names its setting): a ratio is a
+    decompression bomb, depth or recursion a nesting bomb, the rest a plain limit."""
+    if "max_compression_ratio" in reason:
+        return "decompression_bomb"
+    if "max_archive_depth" in reason or "recursive archive" in reason:
+        return "nesting_too_deep"
+    return "limit_exceeded"
 
 
 class Stop(Exception):
@@ -59,6 +76,8 @@ class Run:
     source_size: int
     total_bytes: int = 0
     member_count: int = 0
+    #: members recorded in the listing, all levels (bounded by limits.max_listed)
+    listed: int = 0
     next_index: int = 0
     started: float = field(default_factory=time.monotonic)
     stop_reason: str = ""

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from papersift.archives.names import name_text
+
 
 class MemberStatus(StrEnum):
     EXTRACTED = "extracted"  # bytes in local_path, to be processed as a dropped file
@@ -47,7 +49,8 @@ class Member:
             "status": str(self.status),
             "reason": self.reason,
             "size": self.size,
-            "original_name": self.original_name,
+            # as text any JSON consumer takes: bytes that are not UTF-8 (a tar's raw name) as \xNN
+            "original_name": None if self.original_name is None else name_text(self.original_name),
             "depth": self.depth,
         }
 

@@ -45,15 +45,15 @@ def clean_member_name(raw: str) -> tuple[str | None, str]:
     return "/".join(parts), "; ".join(dict.fromkeys(notes))
 
 
-def _cap_component(part: str) -> str:
-    if len(part.encode("utf-8")) <= _MAX_COMPONENT_BYTES:
+def _cap_component(part: str, max_bytes: int = _MAX_COMPONENT_BYTES) -> str:
+    if len(part.encode("utf-8")) <= max_bytes:
         return part
     stem, dot, ext = part.rpartition(".")
     if not dot or len(ext.encode()) > 16:
         stem, ext = part, ""
     tag = "~" + hashlib.sha1(part.encode("utf-8")).hexdigest()[:8]
     tail = ("." + ext) if ext else ""
-    room = _MAX_COMPONENT_BYTES - len(tag.encode()) - len(tail.encode())
+    room = max_bytes - len(tag.encode()) - len(tail.encode())
     short = stem.encode("utf-8")[:room].decode("utf-8", "ignore")
     return short + tag + tail
 
@@ -87,6 +87,41 @@ def _fix_surrogates(text: str) -> str:
 
 def visible(raw: str) -> str:
     return "".join(c if c.isprintable() else "_" for c in _fix_surrogates(raw))
+
+
+#: characters that reorder what a terminal or a page shows (a name "invoice\u202etxt.exe" reads
+#: "invoiceexe.txt"): never let them through where a name is shown or used as a path
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_text(raw: str) -> str:
+    """A name as text that any JSON or UTF-8 consumer takes, and that says exactly what the name is:
+    bytes that are not UTF-8 (surrogate escapes from the file system or a tar) become ``\\xNN``;
+    everything else (newlines, control characters, right-to-left overrides) is kept as is."""
+    if not any("\udc80" <= c <= "\udcff" for c in raw):
+        return raw
+    return raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def shown_name(raw: str) -> str:
+    """A name for one line of a terminal or a table: control, bidi and undecodable characters as
+    visible escapes (``\\n``, ``\\u202e``, ``\\xff``), so a name can neither break nor reorder a line."""
+    out: list[str] = []
+    for c in name_text(raw):
+        if c in BIDI_CONTROLS or unicodedata.category(c) in ("Cc", "Cs"):
+            out.append(c.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def capped_name(name: str, max_bytes: int = _MAX_COMPONENT_BYTES) -> str:
+    """``name`` within ``max_bytes`` of UTF-8 (a file system's or an object key segment's limit),
+    extension kept and a hash of the whole name added when it had to be cut, so cut names stay distinct."""
+    name = name_text(name)
+    if len(name.encode("utf-8")) <= max_bytes:
+        return name
+    return _cap_component(name, max_bytes)
 
 
 def suffix_of(path: str) -> str:

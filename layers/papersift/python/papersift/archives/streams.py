@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 from zlib import error as zlib_error
 
+from papersift.archives.limits import Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.names import tar_name
 from papersift.archives.sink import Chunks, MemberSink
@@ -41,20 +42,55 @@ def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[Archive
                 name = tar_name(info.name)
                 if info.isdir():
                     continue
-                if info.issym() or info.islnk():
-                    frame.run.count_member()
-                    kind = "symbolic" if info.issym() else "hard"
-                    frame.record(name, MemberStatus.UNSAFE_PATH, f"{kind} link to {info.linkname!r}: not followed")
-                    continue
-                if not info.isfile():
-                    frame.run.count_member()
-                    frame.record(name, MemberStatus.UNSAFE_PATH, "device, fifo or other special file: not extracted")
-                    continue
-                frame.add_file(name, functools.partial(_tar_member, tf, info), declared_size=info.size)
+                try:
+                    if info.issym() or info.islnk():
+                        _count(frame, name)
+                        kind = "symbolic" if info.issym() else "hard"
+                        frame.record(name, MemberStatus.UNSAFE_PATH, f"{kind} link to {info.linkname!r}: not followed")
+                    elif not info.isfile():
+                        _count(frame, name)
+                        frame.record(name, MemberStatus.UNSAFE_PATH, "device, fifo or other special file: not extracted")
+                    else:
+                        frame.add_file(name, functools.partial(_tar_member, tf, info), declared_size=info.size)
+                except Stop as stop:
+                    frame.skip_rest(_names_after(tf, info, frame), str(stop))
+                    raise
         finally:
             with contextlib.suppress(Exception):
                 tf.close()
     return ArchiveStatus.OK, ""
+
+
+def _count(frame: MemberSink, name: str) -> None:
+    """Count a member without bytes; past the limit it is listed skipped_limit like any other."""
+    try:
+        frame.run.count_member()
+    except Stop as stop:
+        frame.skip_rest(iter([name]), str(stop))
+        raise
+
+
+#: decompressed bytes a tar is read on for the names of the members after a member-count stop
+_LISTING_READ_BYTES = 64 * 1024 * 1024
+
+
+def _names_after(tf: tarfile.TarFile, last: tarfile.TarInfo, frame: MemberSink) -> Iterator[str]:
+    """The names of the members after a stop, so each is listed skipped_limit. Only after a member-count
+    stop: a stream has no directory, and after a byte or ratio stop reading on means decompressing the
+    very data the limit refused. Bounded too by time and by the decompressed bytes it may skip."""
+    if "max_archive_members" not in frame.run.stop_reason:
+        return
+    end = last.offset_data + _LISTING_READ_BYTES
+    while frame.run.seconds_left() > 0 and last.offset_data + last.size <= end:
+        try:
+            info = tf.next()
+        except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, zlib_error):
+            return
+        if info is None:
+            return
+        last = info
+        if not info.isdir():
+            yield tar_name(info.name)
 
 
 def read_stream(frame: MemberSink, path: Path, kind: str, name: str) -> tuple[ArchiveStatus, str]:

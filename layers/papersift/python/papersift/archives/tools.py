@@ -111,25 +111,40 @@ def _collect(frame: MemberSink, out: Path, wanted: list[_Entry], error: str) -> 
         for fname in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             full = Path(root) / fname
             found[full.relative_to(out).as_posix()] = full
-    for entry in wanted:
-        key = _tool_key(entry.name)
-        stub = key in found and error and entry.packed > 0 and found[key].lstat().st_size == 0
-        if stub:  # the tool failed while writing it: an empty stub is not the member
-            found.pop(key)
-        if key not in found:
-            status = MemberStatus.ENCRYPTED if entry.encrypted else MemberStatus.ERROR
-            frame.run.count_member()
-            frame.record(entry.name, status, f"not extracted by the tool: {error or 'no output'}", entry.size)
-            continue
-        _take(frame, entry.name, found.pop(key))
-    for rel, full in sorted(found.items()):  # written but not in the listing (renamed by the tool)
-        _take(frame, rel, full)
+    remaining = iter(wanted)
+    try:
+        for entry in remaining:
+            key = _tool_key(entry.name)
+            stub = key in found and error and entry.packed > 0 and found[key].lstat().st_size == 0
+            if stub:  # the tool failed while writing it: an empty stub is not the member
+                found.pop(key)
+            if key not in found:
+                status = MemberStatus.ENCRYPTED if entry.encrypted else MemberStatus.ERROR
+                _count(frame, entry.name)
+                frame.record(entry.name, status, f"not extracted by the tool: {error or 'no output'}", entry.size)
+                continue
+            _take(frame, entry.name, found.pop(key))
+        for rel in sorted(found):  # written but not in the listing (renamed by the tool)
+            _take(frame, rel, found.pop(rel))
+    except Stop as stop:  # every member still gets its entry, skipped_limit with the reason
+        rest = [e.name for e in remaining]
+        listed = {_tool_key(name) for name in rest}
+        frame.skip_rest(iter([*rest, *(rel for rel in sorted(found) if rel not in listed)]), str(stop))
+        raise
+
+
+def _count(frame: MemberSink, name: str) -> None:
+    try:
+        frame.run.count_member()
+    except Stop as stop:
+        frame.skip_rest(iter([name]), str(stop))
+        raise
 
 
 def _take(frame: MemberSink, raw: str, full: Path) -> None:
     st = full.lstat()
     if not stat.S_ISREG(st.st_mode):
-        frame.run.count_member()
+        _count(frame, raw)
         frame.record(raw, MemberStatus.UNSAFE_PATH, "link or special file written by the tool: not followed")
         return
     frame.add_file(raw, lambda: open(full, "rb"), declared_size=st.st_size)  # noqa: SIM115

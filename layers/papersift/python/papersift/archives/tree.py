@@ -85,6 +85,7 @@ class Frame:
 
     def _member(self, path: str, status: MemberStatus, reason: str, size: int, *, local_path: Path | None = None,
                 original: str | None = None) -> Member:
+        self.run.listed += 1
         return Member(path=path, status=status, reason=reason, size=size, local_path=local_path,
                       original_name=original, depth=self.depth)
 
@@ -95,9 +96,11 @@ class Frame:
         self.members.append(self._member(path, status, reason, size, original=raw if shown != raw else None))
 
     def skip_rest(self, names: Iterator[str], reason: str) -> None:
-        """Record members not read because the tree stopped, up to the listing cap."""
+        """Record members not read because the tree stopped: each one listed ``skipped_limit`` with the
+        reason (their names only: no bytes are read), up to the listing cap that keeps a listing of
+        millions of names from being a bomb of its own (``ArchiveLimits.max_listed``)."""
         for raw in names:
-            if len(self.members) >= self.run.limits.max_members:
+            if self.run.listed >= self.run.limits.max_listed:
                 self.unlisted += 1
                 continue
             self.record(raw, MemberStatus.SKIPPED_LIMIT, f"not read: {reason}")

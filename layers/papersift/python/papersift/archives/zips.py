@@ -16,6 +16,13 @@ from papersift.archives.tools import ToolError, read_with_tools
 
 
 def read_zip(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
+    declared = declared_entries(path)
+    cap = frame.run.limits.max_listed
+    if declared is not None and declared > cap:
+        # zipfile would build one ZipInfo per entry before we see any: refuse from the count itself
+        return ArchiveStatus.LIMIT_EXCEEDED, (
+            f"the zip declares {declared} members, more than the {cap} papersift lists "
+            f"(10 x max_archive_members): not read")
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -34,7 +41,11 @@ def read_zip(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
             for info in remaining:
                 raw = _zip_name(info)
                 if _zip_is_link(info):
-                    frame.run.count_member()
+                    try:
+                        frame.run.count_member()
+                    except Stop as stop:
+                        frame.skip_rest(iter([raw]), str(stop))
+                        raise
                     frame.record(raw, MemberStatus.UNSAFE_PATH, "symbolic link: not followed")
                     continue
                 if info.compress_type == _ZIP_AES:
@@ -50,6 +61,34 @@ def read_zip(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
             if aes is not None:
                 aes.close()
     return ArchiveStatus.OK, ""
+
+
+_EOCD = b"PK\x05\x06"
+_ZIP64_LOCATOR = b"PK\x06\x07"
+_ZIP64_EOCD = b"PK\x06\x06"
+
+
+def declared_entries(path: Path) -> int | None:
+    """The member count the zip's end-of-central-directory record declares (zip64 included), read
+    from the file's tail without parsing the directory; None when there is no such record."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        start = max(0, size - (22 + 65535))  # the record, after at most a 64 KiB comment
+        fh.seek(start)
+        tail = fh.read()
+        at = tail.rfind(_EOCD)
+        if at < 0 or len(tail) - at < 22:
+            return None
+        entries = int.from_bytes(tail[at + 10:at + 12], "little")
+        locator = at - 20
+        if entries == 0xFFFF and locator >= 0 and tail[locator:locator + 4] == _ZIP64_LOCATOR:
+            offset = int.from_bytes(tail[locator + 8:locator + 16], "little")
+            if 0 <= offset <= size - 56:
+                fh.seek(offset)
+                record = fh.read(56)
+                if record[:4] == _ZIP64_EOCD:
+                    return int.from_bytes(record[32:40], "little")
+        return entries
 
 
 _ZIP_AES = 99

@@ -19,7 +19,7 @@ from typing import Any
 from lxml import etree
 
 from papersift.content import Table
-from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
+from papersift.errors import CorruptInputError, DecompressionBombError, EncryptedInputError, LimitExceededError
 from papersift.report import PageReport, PageStatus
 from papersift.settings import Settings
 
@@ -116,7 +116,7 @@ def open_ooxml(data: bytes, what: str, settings: Settings) -> Package:
         if info.file_size > _RATIO_FLOOR_BYTES and info.file_size > settings.max_compression_ratio * max(
             info.compress_size, 1
         ):
-            raise LimitExceededError(
+            raise DecompressionBombError(
                 f"{what} part {info.filename} expands {info.file_size} bytes from {info.compress_size}"
                 f" (more than max_compression_ratio {settings.max_compression_ratio})"
             )

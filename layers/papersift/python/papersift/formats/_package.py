@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from papersift.errors import CorruptInputError, LimitExceededError
+from papersift.errors import CorruptInputError, DecompressionBombError, LimitExceededError
 from papersift.settings import Settings
 
 
@@ -24,10 +24,9 @@ def read_part(archive: zipfile.ZipFile, name: str, settings: Settings, what: str
     except KeyError as exc:
         raise CorruptInputError(f"{what} has no {name}") from exc
     ratio = info.file_size / max(1, info.compress_size)
-    if info.file_size > settings.max_file_bytes or (
-        info.file_size > 1_000_000 and ratio > settings.max_compression_ratio
-    ):
-        raise LimitExceededError(
+    bomb = info.file_size > 1_000_000 and ratio > settings.max_compression_ratio
+    if info.file_size > settings.max_file_bytes or bomb:
+        raise (DecompressionBombError if bomb else LimitExceededError)(
             f"{what}: {name} expands to {info.file_size} bytes (ratio {ratio:.0f}); limits are "
             f"max_file_bytes={settings.max_file_bytes}, max_compression_ratio={settings.max_compression_ratio}"
         )
