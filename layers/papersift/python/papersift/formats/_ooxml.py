@@ -13,6 +13,7 @@ import io
 import posixpath
 import time
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,14 +21,13 @@ from lxml import etree
 
 from papersift.content import Table
 from papersift.errors import CorruptInputError, DecompressionBombError, EncryptedInputError, LimitExceededError
-from papersift.report import PageReport, PageStatus
+from papersift.formats._xml import has_doctype, read_xml
+from papersift.report import TRUNCATED_SIGNAL, PageReport, PageStatus
 from papersift.settings import Settings
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: parts above this size must not expand more than settings.max_compression_ratio
 _RATIO_FLOOR_BYTES = 10 * 1024 * 1024
-_STRICT_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-_RECOVER_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, recover=True)
 
 
 @dataclass
@@ -37,6 +37,8 @@ class Package:
     zf: zipfile.ZipFile
     names: dict[str, str]  # lower-case name -> stored name (part names are case-insensitive)
     signals: list[str] = field(default_factory=list)
+    #: why some text of a part is not in its tree (an external entity, nesting cut), with its code
+    truncated: list[tuple[str, str]] = field(default_factory=list)
 
     def has(self, part: str) -> bool:
         return part.lower() in self.names
@@ -59,19 +61,32 @@ class Package:
             return None
         raw = self.read(part)
         try:
-            return etree.fromstring(raw, _STRICT_PARSER)
-        except etree.XMLSyntaxError as exc:
-            try:
-                root = etree.fromstring(raw, _RECOVER_PARSER)
-            except etree.XMLSyntaxError:
-                root = None
-            if root is None:
-                if required:
-                    raise CorruptInputError(f"package part {part} is not well-formed XML: {exc}") from exc
-                self.signals.append(f"unreadable_part:{part}")
-                return None
+            document = read_xml(raw, f"package part {part}")
+        except CorruptInputError:
+            if required:
+                raise
+            self.signals.append(f"unreadable_part:{part}")
+            return None
+        if document.signals:
             self.signals.append(f"recovered_xml:{part}")
-            return root
+        if document.truncated:
+            self.truncated.append((document.truncated, document.truncated_code))
+        return document.root
+
+    def declares_doctype(self) -> bool:
+        """Whether any XML part opens with a DOCTYPE: OOXML has none, so one is hostile or broken, and
+        a reader that does not apply papersift's entity policy (openpyxl) must not read the book."""
+        for stored in self.names.values():
+            if not stored.lower().endswith((".xml", ".rels")):
+                continue
+            try:
+                with self.zf.open(stored) as part:
+                    head = part.read(64 * 1024)
+            except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError, RuntimeError):
+                continue
+            if has_doctype(head):
+                return True
+        return False
 
     def rels(self, part: str) -> list[tuple[str, str, str]]:
         """(id, type suffix, target part) of a part's internal relationships."""
@@ -168,18 +183,28 @@ def alternate(el: etree._Element) -> etree._Element | None:
 
 
 def unit_report(number: int, text: str, engine: str, reason: str, started: float, signals: list[str],
-            tables: int) -> PageReport:
+            tables: int, truncated: Sequence[tuple[str, str]] = ()) -> PageReport:
+    """A unit read from the package's own structure: clean, or ``truncated`` when a part's text is
+    not all there (``Package.truncated``)."""
+    cut = list(dict.fromkeys(truncated))
+    extra = [TRUNCATED_SIGNAL, *dict.fromkeys(code for _, code in cut)] if cut else []
     return PageReport(
         number=number,
-        status=PageStatus.CLEAN.value,
+        status=(PageStatus.TRUNCATED if cut else PageStatus.CLEAN).value,
         engine=engine,
         char_count=len(text),
         confidence=1.0,
-        reason=reason,
+        reason="; ".join([*(why for why, _ in cut), reason]),
         seconds=round(time.perf_counter() - started, 4),
-        signals=list(signals) + ([] if text.strip() else ["empty"]),
+        signals=list(signals) + ([] if text.strip() else ["empty"]) + extra,
         tables=tables,
     )
+
+
+def text_of(el: etree._Element) -> str:
+    """An element's text with whatever it holds: an entity left unresolved stays as its reference,
+    and the text after it is kept (``el.text`` stops at the first child)."""
+    return "".join(el.itertext())
 
 
 def table_text(rows: list[list[str]]) -> str:

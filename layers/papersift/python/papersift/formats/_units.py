@@ -9,7 +9,7 @@ from typing import Any
 
 from papersift.content import PageContent, Table
 from papersift.quality import assess_text
-from papersift.report import PageReport, PageStatus
+from papersift.report import TRUNCATED_SIGNAL, PageReport, PageStatus
 
 
 def text_unit(
@@ -22,8 +22,11 @@ def text_unit(
     tables: Sequence[Table] = (),
     records: Sequence[dict[str, Any]] = (),
     markdown: str | None = None,
+    truncated: str = "",
+    truncated_code: str = "",
 ) -> PageContent:
-    """A unit whose text came from the file's own structure: trusted unless it looks broken.
+    """A unit whose text came from the file's own structure: trusted unless it looks broken, or
+    ``truncated`` says why some of its text is not there (then it is never clean, whatever it reads).
 
     ``started`` is a ``time.perf_counter()`` reading taken before the work on this unit.
     """
@@ -31,6 +34,11 @@ def text_unit(
     status = PageStatus.CORRUPT_UNRECOVERABLE if verdict.corrupt else PageStatus.CLEAN
     stripped = text.strip()
     reason = verdict.reason if stripped else "the unit holds no text"
+    signals = list(verdict.signals)
+    if truncated:
+        status = PageStatus.TRUNCATED
+        reason = f"{truncated}; {reason}"
+        signals += [TRUNCATED_SIGNAL, truncated_code or "limit_exceeded"]
     report = PageReport(
         number=number,
         status=str(status),
@@ -41,7 +49,7 @@ def text_unit(
         else 1.0,
         reason=reason,
         seconds=round(time.perf_counter() - started, 4),
-        signals=list(verdict.signals),
+        signals=signals,
         language=verdict.language,
         tables=len(tables),
     )

@@ -22,6 +22,7 @@ from papersift.formats._ooxml import (
     local_name,
     open_ooxml,
     table_text,
+    text_of,
     unit_report,
 )
 from papersift.settings import Settings
@@ -79,7 +80,7 @@ class _WordReader:
             if not name or name in _SKIP_IN_PARAGRAPH:
                 continue
             if name == "t":
-                out.append(child.text or "")
+                out.append(text_of(child))
             elif name == "tab":
                 out.append("\t")
             elif name in ("br", "cr"):
@@ -266,5 +267,5 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
     reason = f"read {main}: {len(body)} body blocks, {len(tables)} tables"
     if headers or tail:
         reason += ", headers/footers/notes included"
-    report = unit_report(1, text, "ooxml:docx", reason, started, pkg.signals, len(tables))
+    report = unit_report(1, text, "ooxml:docx", reason, started, pkg.signals, len(tables), pkg.truncated)
     return [PageContent(number=1, text=text, report=report, tables=tables, markdown=markdown)]

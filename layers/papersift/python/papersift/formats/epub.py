@@ -11,11 +11,14 @@ import posixpath
 import time
 from urllib.parse import unquote
 
+from lxml import etree
+
 from papersift.content import PageContent
 from papersift.errors import CorruptInputError, EncryptedInputError
 from papersift.formats._package import open_package, read_part
 from papersift.formats._units import text_unit
-from papersift.formats.markup import HTML_ENGINE, decode_markup, html_to_content, parse_xml
+from papersift.formats._xml import declares_entities, parse_xml, read_xml
+from papersift.formats.markup import HTML_ENGINE, decode_markup, read_html
 from papersift.settings import Settings
 
 ENGINE = f"papersift-epub+{HTML_ENGINE}"
@@ -88,11 +91,21 @@ def extract_epub(data: bytes, settings: Settings) -> list[PageContent]:
             started = time.perf_counter()
             if path not in names:
                 continue  # a dangling spine entry: the rest of the book still reads
-            markup, _codec = decode_markup(read_part(archive, path, settings, "EPUB"))
-            text, markdown, tables = html_to_content(markup)
-            if not text.strip():
+            raw = read_part(archive, path, settings, "EPUB")
+            entity_cut = code = ""
+            if declares_entities(raw):
+                # the HTML parser ignores a DTD: read the XHTML under the XML entity policy (bombs
+                # refused, internal entities expanded, external ones left as written) first
+                document = read_xml(raw, f"EPUB chapter {path}")
+                raw = etree.tostring(document.root, encoding="utf-8")
+                entity_cut, code = document.truncated, document.truncated_code
+            markup, _codec = decode_markup(raw)
+            text, markdown, tables, truncated = read_html(markup)
+            truncated = "; ".join(filter(None, [entity_cut, truncated]))
+            if not text.strip() and not truncated:
                 continue
-            units.append(text_unit(len(units) + 1, text, ENGINE, started, label=path, tables=tables, markdown=markdown))
+            units.append(text_unit(len(units) + 1, text, ENGINE, started, label=path, tables=tables, markdown=markdown,
+                                   truncated=truncated, truncated_code=code or "nesting_too_deep"))
     if not units:
         missing = [p for p in paths if p not in names]
         if missing:

@@ -23,6 +23,7 @@ from lxml import html as lxml_html
 from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
+from papersift.formats._xml import read_xml
 from papersift.formats.text import decode_text
 from papersift.settings import Settings
 
@@ -224,40 +225,52 @@ class _HtmlWalker:
         else:
             self.flush()
 
-    def walk(self, element: Any) -> None:
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.rsplit("}", 1)[-1].lower()
-        if not tag or tag in _DROP_TAGS:  # comments, processing instructions, scripts: only the tail is text
+    def walk(self, root: Any) -> None:
+        """Every element in document order, with an explicit stack: HTML nests as deep as libxml2
+        lets it (2,048 levels), far past Python's recursion limit."""
+        stack: list[tuple[Any, bool]] = [(root, False)]
+        while stack:
+            element, closing = stack.pop()
+            if closing:
+                self._close(element)
+                continue
+            tag = element.tag if isinstance(element.tag, str) else ""
+            tag = tag.rsplit("}", 1)[-1].lower()
+            if not tag or tag in _DROP_TAGS:  # comments, processing instructions, scripts: only the tail is text
+                if element.tail:
+                    self.inline.append(element.tail)
+                continue
+            if tag == "table":
+                self.flush_open()
+                self.table(element)
+            elif tag == "pre":
+                self.flush_open()
+                text = "".join(element.itertext()).strip("\n")
+                if text.strip():
+                    self.blocks.append(Block("pre", text))
+            elif tag == "br":
+                self.flush_open()
+            else:
+                if tag in _BLOCK_TAGS:
+                    self.flush_open()
+                    nested = tag in ("ul", "ol")
+                    self.list_depth += nested
+                    self.open.append(tag)
+                if element.text:
+                    self.inline.append(element.text)
+                stack.append((element, True))
+                stack.extend((child, False) for child in reversed(element))
+                continue
             if element.tail:
                 self.inline.append(element.tail)
-            return
-        if tag == "table":
-            self.flush_open()
-            self.table(element)
-        elif tag == "pre":
-            self.flush_open()
-            text = "".join(element.itertext()).strip("\n")
-            if text.strip():
-                self.blocks.append(Block("pre", text))
-        elif tag == "br":
-            self.flush_open()
-        elif tag in _BLOCK_TAGS:
-            self.flush_open()
-            nested = tag in ("ul", "ol")
-            self.list_depth += nested
-            self.open.append(tag)
-            if element.text:
-                self.inline.append(element.text)
-            for child in element:
-                self.walk(child)
+
+    def _close(self, element: Any) -> None:
+        """After an element's children: close its block, then its tail is inline text again."""
+        tag = element.tag.rsplit("}", 1)[-1].lower()
+        if tag in _BLOCK_TAGS:
             self.flush_open()
             self.open.pop()
-            self.list_depth -= nested
-        else:
-            if element.text:
-                self.inline.append(element.text)
-            for child in element:
-                self.walk(child)
+            self.list_depth -= tag in ("ul", "ol")
         if element.tail:
             self.inline.append(element.tail)
 
@@ -349,65 +362,68 @@ def render_blocks(blocks: list[Block]) -> tuple[str, str, list[Table]]:
     return "\n".join(text_parts), "\n\n".join(md_parts), tables
 
 
-def html_to_content(markup: str) -> tuple[str, str, list[Table]]:
-    """(text, markdown, tables) of an HTML or XHTML document given as text."""
+def read_html(markup: str) -> tuple[str, str, list[Table], str]:
+    """(text, markdown, tables, truncated) of an HTML or XHTML document given as text; ``truncated``
+    says why the text stops short ('' when it does not). Text nodes beyond libxml2's 10 MB default
+    are read (huge_tree: 100 MB of words on one line is text, not nothing); what libxml2 still refuses
+    (nesting beyond 2,048 levels) ends the read there, and ``truncated`` says so."""
     markup = _XML_DECL_TEXT.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
-        return "", "", []
+        return "", "", [], ""
+    parser = lxml_html.HTMLParser(huge_tree=True)
     try:
-        root = lxml_html.document_fromstring(markup)
+        root = lxml_html.document_fromstring(markup, parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise CorruptInputError(f"HTML could not be parsed: {exc}") from exc
+    cut = [e for e in parser.error_log if e.level_name == "FATAL" and e.type_name == "ERR_RESOURCE_LIMIT"]
+    truncated = (f"the HTML is read up to line {cut[0].line}, column {cut[0].column} only "
+                 f"({cut[0].message.strip()})") if cut else ""
     walker = _HtmlWalker()
     walker.walk(root)
     walker.flush()
     text, markdown, tables = render_blocks(walker.blocks)
-    return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables
+    return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables, truncated
+
+
+def html_to_content(markup: str) -> tuple[str, str, list[Table]]:
+    """(text, markdown, tables) of an HTML or XHTML document given as text."""
+    text, markdown, tables, _ = read_html(markup)
+    return text, markdown, tables
+
+
+def _depth_code(truncated: str) -> str:
+    return "nesting_too_deep" if "depth" in truncated.lower() else "limit_exceeded"
 
 
 def extract_html(data: bytes, settings: Settings) -> list[PageContent]:
     """The whole HTML page as one unit, tables kept as Table and Markdown."""
     started = time.perf_counter()
     markup, _codec_used = decode_markup(_maybe_quoted_printable(data))
-    text, markdown, tables = html_to_content(markup)
-    return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown)]
+    text, markdown, tables, truncated = read_html(markup)
+    return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown, truncated=truncated,
+                      truncated_code=_depth_code(truncated))]
 
 
 # -- XML --------------------------------------------------------------------------------
 
 
-def parse_xml(data: bytes | str, what: str = "XML") -> Any:
-    """A root element; no entity expansion or network access, so bombs and XXE stay inert."""
-    if isinstance(data, str):
-        data = _XML_DECL_TEXT.sub("", data, count=1)
-    strict = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
-    try:
-        return etree.fromstring(data, strict)
-    except etree.XMLSyntaxError as exc:
-        lenient = etree.XMLParser(
-            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, recover=True
-        )
-        try:
-            root = etree.fromstring(data, lenient)
-        except etree.XMLSyntaxError:
-            root = None
-        if root is None:
-            raise CorruptInputError(f"{what} is not well-formed: {exc}") from exc
-        return root
-
-
-def _xml_lines(element: Any) -> list[str]:
-    """One line per element with text; mixed content (text between children) stays one line."""
-    if not isinstance(element.tag, str):
-        return []
-    children = [child for child in element if isinstance(child.tag, str)]
-    mixed = bool((element.text or "").strip()) or any((child.tail or "").strip() for child in element)
-    if not children or mixed:
-        line = " ".join(" ".join(element.itertext()).split())
-        return [line] if line else []
+def _xml_lines(root: Any) -> list[str]:
+    """One line per element with text; mixed content (text between children) stays one line.
+    Depth first with an explicit stack (XML nests up to 2,048 levels under huge_tree)."""
     lines: list[str] = []
-    for child in children:
-        lines.extend(_xml_lines(child))
+    stack = [root]
+    while stack:
+        element = stack.pop()
+        if not isinstance(element.tag, str):
+            continue
+        children = [child for child in element if isinstance(child.tag, str)]
+        mixed = bool((element.text or "").strip()) or any((child.tail or "").strip() for child in element)
+        if not children or mixed:
+            line = " ".join(" ".join(element.itertext()).split())
+            if line:
+                lines.append(line)
+            continue
+        stack.extend(reversed(children))
     return lines
 
 
@@ -415,9 +431,12 @@ def extract_xml(data: bytes, settings: Settings) -> list[PageContent]:
     """Text content of the elements of an XML document (XHTML goes through the HTML path)."""
     started = time.perf_counter()
     markup, _codec_used = decode_markup(data)
-    root = parse_xml(markup)
-    if _local(root) == "html":
-        text, markdown, tables = html_to_content(markup)
-        return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown)]
-    text = "\n".join(_xml_lines(root))
-    return [text_unit(1, text, XML_ENGINE, started)]
+    document = read_xml(markup)
+    if _local(document.root) == "html":
+        text, markdown, tables, truncated = read_html(markup)
+        truncated = "; ".join(filter(None, [document.truncated, truncated]))
+        return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown, truncated=truncated,
+                          truncated_code=document.truncated_code or _depth_code(truncated))]
+    text = "\n".join(_xml_lines(document.root))
+    return [text_unit(1, text, XML_ENGINE, started, truncated=document.truncated,
+                      truncated_code=document.truncated_code)]

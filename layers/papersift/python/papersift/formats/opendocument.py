@@ -17,7 +17,8 @@ from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError, EncryptedInputError
 from papersift.formats._package import open_package, read_part
 from papersift.formats._units import text_unit
-from papersift.formats.markup import Block, parse_xml, render_blocks
+from papersift.formats._xml import XmlDocument, read_xml
+from papersift.formats.markup import Block, render_blocks
 from papersift.formats.text import rows_to_records
 from papersift.settings import Settings
 
@@ -83,13 +84,14 @@ def _content_xml(data: bytes, settings: Settings) -> bytes:
         return read_part(archive, "content.xml", settings, "OpenDocument package")
 
 
-def _body(data: bytes, settings: Settings, part: str) -> Any:
-    root = parse_xml(_content_xml(data, settings), "OpenDocument content.xml")
-    body = root.find(f"office:body/office:{part}", _NS)
+def _body(data: bytes, settings: Settings, part: str) -> tuple[Any, XmlDocument]:
+    """office:body/office:<part> of content.xml, and the document read (for what it could not read)."""
+    document = read_xml(_content_xml(data, settings), "OpenDocument content.xml")
+    body = document.root.find(f"office:body/office:{part}", _NS)
     if body is None:
-        kinds = [child.tag.rsplit("}", 1)[-1] for child in root.iterfind("office:body/*", _NS)]
+        kinds = [child.tag.rsplit("}", 1)[-1] for child in document.root.iterfind("office:body/*", _NS)]
         raise CorruptInputError(f"OpenDocument content.xml has no office:{part} (it holds {kinds or 'nothing'})")
-    return body
+    return body, document
 
 
 # -- inline text ------------------------------------------------------------------------
@@ -304,18 +306,19 @@ def _with_notes(blocks: list[Block], notes: _Notes) -> list[Block]:
 def extract_odt(data: bytes, settings: Settings) -> list[PageContent]:
     """The text document as one unit: headings as Markdown, lists, tables, footnotes last."""
     started = time.perf_counter()
-    body = _body(data, settings, "text")
+    body, document = _body(data, settings, "text")
     notes = _Notes()
     blocks: list[Block] = []
     _flow_blocks(body, notes, blocks, [])
     text, markdown, tables = render_blocks(_with_notes(blocks, notes))
-    return [text_unit(1, text, ENGINE, started, tables=tables, markdown=markdown)]
+    return [text_unit(1, text, ENGINE, started, tables=tables, markdown=markdown, truncated=document.truncated,
+                      truncated_code=document.truncated_code)]
 
 
 def extract_ods(data: bytes, settings: Settings) -> list[PageContent]:
     """One unit per sheet, with its table and its rows as records keyed by the first row."""
     started = time.perf_counter()
-    body = _body(data, settings, "spreadsheet")
+    body, document = _body(data, settings, "spreadsheet")
     units: list[PageContent] = []
     for number, table in enumerate(body.iterfind("table:table", _NS), start=1):
         name = table.get(_q("table:name")) or f"Sheet{number}"
@@ -324,12 +327,13 @@ def extract_ods(data: bytes, settings: Settings) -> list[PageContent]:
         text = "\n".join("\t".join(row).rstrip("\t") for row in rows)
         tables = [Table(rows=rows, index=0, header_rows=1, title=name)] if rows else []
         markdown = f"## {name}\n\n{tables[0].to_markdown()}" if tables else f"## {name}"
-        unit = text_unit(
-            number, text, ENGINE, started, label=name, tables=tables, records=_records(sheet), markdown=markdown
-        )
+        cut = [document.truncated] if document.truncated else []
         if sheet.truncated:
-            unit.report.reason = f"sheet cut at {_MAX_CELLS} cells; {unit.report.reason}"
-            unit.report.signals.append("truncated")
+            cut.append(f"sheet cut at {_MAX_CELLS} cells")
+        unit = text_unit(
+            number, text, ENGINE, started, label=name, tables=tables, records=_records(sheet), markdown=markdown,
+            truncated="; ".join(cut), truncated_code=document.truncated_code or "limit_exceeded",
+        )
         units.append(unit)
         started = time.perf_counter()
     if not units:
@@ -340,7 +344,7 @@ def extract_ods(data: bytes, settings: Settings) -> list[PageContent]:
 def extract_odp(data: bytes, settings: Settings) -> list[PageContent]:
     """One unit per slide (draw:page): its text boxes and tables, then its speaker notes."""
     started = time.perf_counter()
-    body = _body(data, settings, "presentation")
+    body, document = _body(data, settings, "presentation")
     units: list[PageContent] = []
     for number, page in enumerate(body.iterfind("draw:page", _NS), start=1):
         notes = _Notes()
@@ -354,7 +358,8 @@ def extract_odp(data: bytes, settings: Settings) -> list[PageContent]:
             blocks.extend(speaker)
         text, markdown, tables = render_blocks(_with_notes(blocks, notes))
         label = page.get(_q("draw:name")) or f"slide {number}"
-        units.append(text_unit(number, text, ENGINE, started, label=label, tables=tables, markdown=markdown))
+        units.append(text_unit(number, text, ENGINE, started, label=label, tables=tables, markdown=markdown,
+                               truncated=document.truncated, truncated_code=document.truncated_code))
         started = time.perf_counter()
     if not units:
         raise CorruptInputError("OpenDocument presentation has no slides (draw:page)")

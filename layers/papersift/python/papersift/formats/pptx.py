@@ -23,6 +23,7 @@ from papersift.formats._ooxml import (
     local_name,
     open_ooxml,
     table_text,
+    text_of,
     unit_report,
 )
 from papersift.settings import Settings
@@ -39,8 +40,8 @@ def _drawing_paragraphs(body: etree._Element) -> list[str]:
         parts: list[str] = []
         for el in p.iter():
             name = local_name(el)
-            if name == "t" and el.text:
-                parts.append(el.text)
+            if name == "t":
+                parts.append(text_of(el))
             elif name == "br":
                 parts.append("\n")
         line = "".join(parts)
@@ -155,7 +156,7 @@ def extract_pptx(data: bytes, settings: Settings) -> list[PageContent]:
     pages: list[PageContent] = []
     for number, part in enumerate(slides, start=1):
         started = time.perf_counter()
-        before = len(pkg.signals)
+        before, cut_before = len(pkg.signals), len(pkg.truncated)
         root = pkg.xml(part, required=False)
         reader = _SlideReader(pkg, part)
         items: list[Block] = []
@@ -171,7 +172,7 @@ def extract_pptx(data: bytes, settings: Settings) -> list[PageContent]:
             text += ("\n\n" if text else "") + "Notes:\n" + notes
             md.append("\n".join("> " + line for line in ["Notes:", *notes.splitlines()]))
         report = unit_report(number, text, "ooxml:pptx", f"read {part}" + (" with notes" if notes else ""),
-                         started, pkg.signals[before:], len(reader.tables))
+                         started, pkg.signals[before:], len(reader.tables), pkg.truncated[cut_before:])
         pages.append(PageContent(number=number, text=text, report=report, tables=reader.tables,
                                  markdown="\n\n".join(md), label=f"slide {number}"))
     return pages
