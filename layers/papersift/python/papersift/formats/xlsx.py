@@ -18,7 +18,7 @@ from lxml import etree
 
 from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
-from papersift.formats._ooxml import Package, attribute, find_child, local_name, open_ooxml, unit_report
+from papersift.formats._ooxml import Package, attribute, find_child, local_name, open_ooxml, text_of, unit_report
 from papersift.formats.text import MAX_TABLE_ROWS, rows_to_records
 from papersift.settings import Settings
 
@@ -118,10 +118,20 @@ def _rows_openpyxl(data: bytes) -> dict[str, Iterator[list[Any]]] | None:
 
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
-        sheets = {ws.title: _trimmed_rows(ws.iter_rows(values_only=True)) for ws in workbook.worksheets}
+        sheets: dict[str, Iterator[list[Any]]] = {}
+        for ws in workbook.worksheets:
+            # read-only mode pads every row to the width the sheet declares (<dimension>): a lying
+            # A1:XFD1048576 made each row 16,384 cells. Rows are read as they are stored instead.
+            if hasattr(ws, "reset_dimensions"):
+                ws.reset_dimensions()
+            sheets[ws.title] = _trimmed_rows(ws.iter_rows(values_only=True))
     except Exception:  # openpyxl raises KeyError/TypeError/ValueError on Strict or odd files
         return None
     return sheets
+
+
+#: Excel's widest sheet (A..XFD): a cell reference beyond it is not believed
+_MAX_COLUMNS = 16_384
 
 
 def _rows_xml(pkg: Package, part: str, shared: list[str]) -> Iterator[list[Any]]:
@@ -134,13 +144,15 @@ def _rows_xml(pkg: Package, part: str, shared: list[str]) -> Iterator[list[Any]]
         cells: dict[int, Any] = {}
         for position, c in enumerate(el for el in row if local_name(el) == "c"):
             ref = attribute(c, "r") or ""
-            letters = re.match(r"[A-Z]+", ref)
+            letters = re.match(r"[A-Z]{1,3}(?=[0-9])", ref)
             col = position
             if letters:
                 col = 0
                 for ch in letters.group(0):
                     col = col * 26 + ord(ch) - 64
                 col -= 1
+            if not 0 <= col < _MAX_COLUMNS:  # beyond XFD: the reference lies, the cell's place in the row does not
+                col = position
             kind = attribute(c, "t") or "n"
             v = find_child(c, "v")
             raw = v.text if v is not None and v.text is not None else None
@@ -171,9 +183,9 @@ def _rich_text(el: etree._Element) -> str:
     for child in el:
         name = local_name(child)
         if name == "t":
-            parts.append(child.text or "")
+            parts.append(text_of(child))
         elif name == "r":
-            parts.extend(t.text or "" for t in child if local_name(t) == "t")
+            parts.extend(text_of(t) for t in child if local_name(t) == "t")
     return "".join(parts)
 
 
@@ -199,14 +211,28 @@ def extract_xlsx(data: bytes, settings: Settings) -> list[PageContent]:
     workbook_part = pkg.main_part("xl/workbook.xml")
     parts = _sheet_parts(pkg, workbook_part)
     strict = _is_strict(pkg, workbook_part)
-    typed = None if strict else _rows_openpyxl(data)
-    engine = "ooxml:xlsx:openpyxl"
-    signals = list(pkg.signals)
-    if typed is None or (parts and not set(typed) & {name for name, _ in parts}):
-        shared = _shared_strings(pkg, workbook_part)
-        typed = {name: _rows_xml(pkg, part, shared) for name, part in parts}
-        engine = "ooxml:xlsx:xml"
-        signals.append("strict_ooxml" if strict else "openpyxl_failed")
+    # openpyxl reads parts with its own parser, which drops what follows an entity it does not
+    # know: a book whose parts declare a DOCTYPE (no real one does) is read under papersift's policy
+    doctype = pkg.declares_doctype()
+    typed = None if strict or doctype else _rows_openpyxl(data)
+    if typed is not None and (not parts or set(typed) & {name for name, _ in parts}):
+        try:
+            return _sheet_units(pkg, parts, typed, "ooxml:xlsx:openpyxl", list(pkg.signals))
+        except Exception:
+            pass  # read it again from the XML
+    shared = _shared_strings(pkg, workbook_part)
+    typed = {name: _rows_xml(pkg, part, shared) for name, part in parts}
+    signal = "strict_ooxml" if strict else "doctype" if doctype else "openpyxl_failed"
+    return _sheet_units(pkg, parts, typed, "ooxml:xlsx:xml", [*pkg.signals, signal])
+
+
+#: cells (empty ones inside a row included) read per sheet: the text of a sheet beyond it is cut and
+#: the unit says so (one cell at XFD on each of a million rows would be 16 billion tabs)
+_MAX_CELLS = 2_000_000
+
+
+def _sheet_units(pkg: Package, parts: list[tuple[str, str]], typed: dict[str, Iterator[list[Any]]], engine: str,
+                 signals: list[str]) -> list[PageContent]:
     part_of = dict(parts)
     pages: list[PageContent] = []
     for number, (sheet, rows_iter) in enumerate(typed.items(), start=1):
@@ -214,8 +240,13 @@ def extract_xlsx(data: bytes, settings: Settings) -> list[PageContent]:
         heads, foots = _headers_footers(pkg, part_of[sheet], sheet) if sheet in part_of else ([], [])
         lines: list[str] = list(heads)
         kept: list[list[Any]] = []
-        total = 0
+        total = cells = 0
+        cut: list[tuple[str, str]] = []
         for row in rows_iter:
+            cells += len(row)
+            if cells > _MAX_CELLS:
+                cut.append((f"sheet {sheet!r} cut after {total} rows: more than {_MAX_CELLS} cells", "limit_exceeded"))
+                break
             total += 1
             texts = [_cell_text(v) for v in row]
             lines.append("\t".join(" ".join(t.split()) for t in texts))
@@ -236,7 +267,7 @@ def extract_xlsx(data: bytes, settings: Settings) -> list[PageContent]:
         md_parts += foots
         records = rows_to_records([[_cell_value(v) for v in row] for row in kept])
         report = unit_report(number, text, engine, f"sheet {sheet!r}: {total} rows", sheet_started, page_signals,
-                         1 if table_rows else 0)
+                             1 if table_rows else 0, [*pkg.truncated, *cut])
         pages.append(PageContent(number=number, text=text, report=report, tables=[table] if table_rows else [],
                                  markdown="\n\n".join(md_parts), records=records, label=sheet))
     if not pages:
