@@ -10,11 +10,12 @@ returning one unit per page-like thing it has (a sheet, a slide, or the whole te
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Protocol
 
 from papersift.content import PageContent
-from papersift.errors import UnsupportedFormatError
+from papersift.errors import NestingTooDeepError, UnsupportedFormatError
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS, FileType
 
@@ -96,7 +97,19 @@ def open_paged(data: bytes, file_type: FileType, settings: Settings) -> PagedDoc
 def extract_units(
     data: bytes, file_type: FileType, settings: Settings, first: int = 1, last: int | None = None
 ) -> list[PageContent]:
-    """Extract pages first..last (1-based, inclusive) of a paged format, or everything."""
+    """Extract pages first..last (1-based, inclusive) of a paged format, or everything.
+
+    A structure nested past Python's recursion limit (a document of nested tables, groups, lists)
+    is the input's doing: it ends ``NestingTooDeepError`` with the format named, never a crash."""
+    try:
+        return _extract_units(data, file_type, settings, first, last)
+    except RecursionError:
+        raise NestingTooDeepError(f"the {file_type.kind} document nests deeper than papersift reads "
+                                  f"(Python's recursion limit, {sys.getrecursionlimit()})") from None
+
+
+def _extract_units(data: bytes, file_type: FileType, settings: Settings, first: int, last: int | None
+                   ) -> list[PageContent]:
     if file_type.kind == "pdf":
         from papersift.formats import pdf
 

@@ -11,12 +11,13 @@ import codecs
 import csv
 import io
 import json
+import sys
 import time
 from collections import Counter
 from typing import Any
 
 from papersift.content import PageContent, Table
-from papersift.errors import CorruptInputError
+from papersift.errors import CorruptInputError, NestingTooDeepError
 from papersift.formats._units import text_unit
 from papersift.report import PageReport, PageStatus
 from papersift.settings import Settings
@@ -274,6 +275,10 @@ def extract_json(data: bytes, settings: Settings) -> list[PageContent]:
     value: Any
     try:
         value = json.loads(raw)
+    except RecursionError:
+        raise NestingTooDeepError(
+            f"the JSON nests deeper than Python's parser goes (about {sys.getrecursionlimit()} levels of arrays "
+            "or objects): not read") from None
     except json.JSONDecodeError as exc:
         try:
             value = [json.loads(line) for line in raw.splitlines() if line.strip()]
