@@ -201,6 +201,45 @@ def _open_pypdf(data: bytes, passwords: list[bytes]) -> tuple[Any, bytes]:
     return reader, chosen
 
 
+#: a page object ("/Type /Page", not /Pages): counted in the raw bytes to catch a page tree that loops
+_PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+
+
+def _page_exists(document: pdfium.PdfDocument, index: int) -> bool:
+    """Whether the page tree holds page ``index`` (0-based): its size, without loading the page."""
+    size = pdfium_c.FS_SIZEF()
+    return bool(pdfium_c.FPDF_GetPageSizeByIndexF(document.raw, index, ctypes.byref(size)))
+
+
+def _page_tree_doubt(document: pdfium.PdfDocument, data: bytes) -> tuple[int | None, str]:
+    """(pages the tree really holds, why) when pdfium's page count cannot be believed, else (None, '').
+
+    pdfium takes a page count from the root's /Count. A /Count of 1,000,000 over one real page made
+    10,000 batches of pages that never load: the last page is checked, and when it is missing the
+    real count is found by bisection (about 20 lookups, no page loaded). A page tree that lists a
+    node among its own kids repeats pages: with no object streams to hide them, fewer page objects
+    in the bytes than pdfium counts gives it away (the count is None then: pdfium must not read it).
+    """
+    declared = len(document)
+    if declared > 1 and not _page_exists(document, declared - 1):
+        if not _page_exists(document, 0):
+            return None, f"the page tree declares {declared} pages and holds none pdfium can find"
+        low, high = 0, declared - 1  # page low exists, page high does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if _page_exists(document, middle):
+                low = middle
+            else:
+                high = middle
+        return low + 1, f"the page tree declares {declared} pages but holds {low + 1}"
+    if declared > 1 and b"/ObjStm" not in data:
+        objects = len(_PAGE_OBJECT.findall(data))
+        if objects < declared:
+            return None, (f"the page tree lists {declared} pages but the file holds {objects} page object(s): "
+                          "a page tree that loops")
+    return None, ""
+
+
 class PdfHandle:
     """One opened PDF for a batch of pages: pdfium at once, the other engines lazily."""
 
@@ -218,6 +257,8 @@ class PdfHandle:
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        #: pages pdfium really holds, when the page tree's /Count claims more
+        self._pdfium_pages: int | None = None
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -239,10 +280,20 @@ class PdfHandle:
                 break
         if self.pdfium is not None:
             if len(self.pdfium) > 0:
-                return
-            # no pages through the page tree: empty, or a broken /Pages the others may see past
-            self.pdfium.close()
-            self.pdfium, self.pdfium_error = None, "no pages in the page tree"
+                short, note = _page_tree_doubt(self.pdfium, self.data)
+                if not note:
+                    return
+                if short is not None:
+                    # /Count promises pages the tree does not hold: pdfium reads the ones it does
+                    self._pdfium_pages, self.open_note = short, note
+                    return
+                # pages listed more than once (a loop): the others walk the tree with a visited set
+                self.pdfium.close()
+                self.pdfium, self.pdfium_error = None, note
+            else:
+                # no pages through the page tree: empty, or a broken /Pages the others may see past
+                self.pdfium.close()
+                self.pdfium, self.pdfium_error = None, "no pages in the page tree"
         if wrong_password and self.pdfium_error is None:
             raise EncryptedInputError("the PDF is encrypted and no supplied password opens it")
         # pdfium could not parse it (or does not support its security handler): try pypdf
@@ -276,7 +327,7 @@ class PdfHandle:
     @property
     def page_count(self) -> int:
         if self.pdfium is not None:
-            return len(self.pdfium)
+            return self._pdfium_pages if self._pdfium_pages is not None else len(self.pdfium)
         if self._pypdf is not None:
             return len(self._pypdf.pages)
         return len(self.miner.pages())
