@@ -381,6 +381,8 @@ def _text_kind(head: bytes, size: int, ext: str) -> FileType:
     if _HTML_START.match(start) or (start.startswith(b"<!--") and _XML_HTML.search(start)):
         return _ft("html", "content")
     controls = sum(1 for ch in view if ord(ch) < 0x100 and ord(ch) in _CONTROL_BYTES) + view.count("\ufffd")
+    if controls and not any(ch.isprintable() and not ch.isspace() for ch in view[:4096]):
+        return _ft("unknown", "content")  # a few control bytes and nothing else (a one-byte NUL) are no text
     if controls > max(2, 0.02 * len(view)):
         encoding = guess_encoding(prefix)
         if not encoding.startswith(("utf-16", "utf-32")):
