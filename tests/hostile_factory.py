@@ -60,7 +60,7 @@ def _bytes(data: bytes | Callable[[Path], bytes]) -> Callable[[Path, Path], None
 # -- XML bombs and XXE -------------------------------------------------------------------------
 
 _LAUGHS = "".join(
-    f'<!ENTITY lol{i} "{("&lol%d;" % (i - 1)) * 10}">' for i in range(1, 10)
+    f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)
 ).replace("&lol0;", "lol")
 
 
@@ -106,17 +106,17 @@ def docx_package(document_xml: bytes | str, *, deflate_level: int = 6) -> bytes:
     body = document_xml.encode() if isinstance(document_xml, str) else document_xml
     parts = {
         "[Content_Types].xml": (
-            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-            '<Default Extension="xml" ContentType="application/xml"/>'
-            '<Override PartName="/word/document.xml" ContentType="application/'
-            'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
-        ).encode(),
+            b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            b'<Default Extension="xml" ContentType="application/xml"/>'
+            b'<Override PartName="/word/document.xml" ContentType="application/'
+            b'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+        ),
         "_rels/.rels": (
-            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
-            'officeDocument" Target="word/document.xml"/></Relationships>'
-        ).encode(),
+            b'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+            b'officeDocument" Target="word/document.xml"/></Relationships>'
+        ),
         "word/document.xml": body,
     }
     return _zip_parts(parts, deflate_level)

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from papersift.archives.names import name_text
 from papersift.errors import SettingsError
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps import DocumentOptions, DocumentRef, document_id
-from papersift.archives.names import name_text
 from papersift_cli.output import (
     FileResult,
     OutputLayout,

@@ -39,7 +39,8 @@ class Progress:
         """One file is done: a permanent line, then the live line again."""
         with self._lock:
             self.files_done += 1
-            line = f"[{self.files_done}/{self.total_files}] {shown_name(name)}: {status}, {pages} page(s), {seconds:.1f}s"
+            line = (f"[{self.files_done}/{self.total_files}] {shown_name(name)}: {status}, {pages} page(s), "
+                    f"{seconds:.1f}s")
             if reason and status not in ("clean",):
                 line += f" ({shown_name(reason)})"
             self._clear()

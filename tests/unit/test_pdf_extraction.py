@@ -223,5 +223,5 @@ def test_page_and_report_dicts_are_what_asdict_gives_only_built_flat() -> None:
                               detected_by="magic", status="needs_review", reason="", page_count=1, pages=[page.report],
                               members=[MemberReport(path="a.txt", status="clean")],
                               errors=[ErrorRecord(code="c", reason="r")], settings={"passwords": ["x"]})
-    assert report.to_dict() == {**dataclasses.asdict(report), "trusted": False}
+    assert report.to_dict() == {**dataclasses.asdict(report), "trusted": False, "error_code": "c"}
     assert report.to_dict()["settings"] is not report.settings

@@ -49,7 +49,8 @@ def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[Archive
                         frame.record(name, MemberStatus.UNSAFE_PATH, f"{kind} link to {info.linkname!r}: not followed")
                     elif not info.isfile():
                         _count(frame, name)
-                        frame.record(name, MemberStatus.UNSAFE_PATH, "device, fifo or other special file: not extracted")
+                        frame.record(name, MemberStatus.UNSAFE_PATH,
+                                     "device, fifo or other special file: not extracted")
                     else:
                         frame.add_file(name, functools.partial(_tar_member, tf, info), declared_size=info.size)
                 except Stop as stop:
