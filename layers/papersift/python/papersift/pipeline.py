@@ -43,7 +43,7 @@ from papersift.ledger import (
 )
 from papersift.listing import listing_attributes
 from papersift.report import (
-    LIMIT_ERROR_CODES,
+    TRUNCATION_CODES,
     TRUSTED_DOCUMENT_STATUSES,
     DocumentStatus,
     ErrorRecord,
@@ -509,8 +509,10 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
         report.members.append(member)
     report.status, report.reason = _archive_verdict(listing, report.members)
     if codes and report.status not in TRUSTED_DOCUMENT_STATUSES:
-        limit_codes = [c for c in codes if c in LIMIT_ERROR_CODES]
-        code = limit_codes[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes else codes[0]
+        limit_codes = [c for c in codes if c in TRUNCATION_CODES]
+        specific = [c for c in limit_codes if c != "limit_exceeded"]  # a bomb's name over the generic code
+        code = (specific or limit_codes)[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes \
+            else codes[0]
         report.errors.append(ErrorRecord(code=code, reason=report.reason))
     prefix = results_prefix(doc_id)
     store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")

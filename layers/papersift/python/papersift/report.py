@@ -52,6 +52,9 @@ TRUNCATED_SIGNAL = "truncated"
 #: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses)
 LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep"})
 
+#: what may cut a unit short: the limits and bombs, and an external entity papersift never resolves
+TRUNCATION_CODES = LIMIT_ERROR_CODES | {"external_entity"}
+
 #: error codes (``PapersiftError.code``, archive statuses) that are a document status of their own
 _STATUS_OF_ERROR_CODE = {
     "encrypted": DocumentStatus.ENCRYPTED,
@@ -202,7 +205,7 @@ class ExtractionReport:
             return self.errors[0].code
         for page in self.pages:
             if page.status == PageStatus.TRUNCATED:
-                return next((s for s in page.signals if s in LIMIT_ERROR_CODES), "limit_exceeded")
+                return next((s for s in page.signals if s in TRUNCATION_CODES), "limit_exceeded")
         return ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -127,7 +127,3 @@ def capped_name(name: str, max_bytes: int = _MAX_COMPONENT_BYTES) -> str:
 def suffix_of(path: str) -> str:
     suffix = PurePosixPath(path).suffix
     return suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix) else ""
-
-
-def tar_name(name: str) -> str:
-    return _fix_surrogates(name)

@@ -17,7 +17,6 @@ from zlib import error as zlib_error
 
 from papersift.archives.limits import Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
-from papersift.archives.names import tar_name
 from papersift.archives.sink import Chunks, MemberSink
 from papersift.archives.tools import ToolError, read_with_tools
 from papersift.sniff import is_tar_header
@@ -39,7 +38,9 @@ def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[Archive
                     return ArchiveStatus.CORRUPT, f"tar stream broke off after {len(frame.members)} members: {exc}"
                 if info is None:
                     break
-                name = tar_name(info.name)
+                # as tarfile decoded it (surrogate escapes for bytes that are not UTF-8): the member's
+                # path is made readable from it and the report keeps the original as \xNN text
+                name = info.name
                 if info.isdir():
                     continue
                 try:
@@ -91,7 +92,7 @@ def _names_after(tf: tarfile.TarFile, last: tarfile.TarInfo, frame: MemberSink) 
             return
         last = info
         if not info.isdir():
-            yield tar_name(info.name)
+            yield info.name
 
 
 def read_stream(frame: MemberSink, path: Path, kind: str, name: str) -> tuple[ArchiveStatus, str]:

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lxml import etree
+
 from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError, EncryptedInputError
 from papersift.formats._package import open_package, read_part
@@ -125,6 +127,8 @@ def _inline(element: Any, notes: _Notes | None) -> str:
                 notes.texts.append(f"[{mark}] {text}" if mark else text)
         elif tag == ANNOTATION:
             pass
+        elif tag is etree.Entity:  # an entity left unresolved stays in the text as written (&name;)
+            parts.append(child.text or "")
         elif tag in (T_P, T_H):  # paragraphs inside frames and text boxes anchored in this one
             parts.append(" " + _inline(child, notes) + " ")
         elif isinstance(tag, str):
