@@ -267,6 +267,7 @@ def test_decompression_and_nesting_bombs_are_limit_exceeded_with_their_code(tmp_
     assert report.status == "limit_exceeded" and report.error_code == code
 
 
+@pytest.mark.slow
 def test_zip_of_20000_members_lists_every_member_with_memory_flat(tmp_path: Path) -> None:
     source = tmp_path / "many.zip"
     many_members_zip(source, 20_000)
