@@ -362,3 +362,17 @@ def test_epub_chapter_bomb_and_zip_part_bomb(tmp_path: Path) -> None:
 def test_shared_strings_entity_bomb_is_not_read_by_openpyxl() -> None:
     with pytest.raises(EntityBombError):
         _units("b.xlsx", xlsx_shared(billion_laughs_dtd("sst"), ["&lol9;"]))
+
+
+def test_a_catch_on_an_input_error_records_the_input_status_not_failed(tmp_path: Path) -> None:
+    from papersift.pipeline import assemble_document
+    from papersift.steps import AssembleRequest, StepError
+
+    store = LocalDirStore(tmp_path)
+    ref = DocumentRef(doc_id="dcatch", bucket="b", key="incoming/x.xml", source_name="x.xml")
+    caught = StepError.model_validate({"Error": "EntityBombError", "Cause": '{"errorMessage": "billion laughs"}'})
+    report = assemble_document(store, AssembleRequest(**ref.model_dump(), error=caught), Settings())
+    assert report.status == "limit_exceeded" and report.error_code == "entity_bomb"
+    crash = StepError.model_validate({"Error": "MemoryError", "Cause": "boom"})
+    report = assemble_document(store, AssembleRequest(**ref.model_dump(), error=crash), Settings())
+    assert report.status == "failed" and report.error_code == "MemoryError"

@@ -162,3 +162,15 @@ class EngineCrashError(EngineError):
     in died, the unit is recorded failed, and the step goes on."""
 
     code = "engine_crashed"
+
+
+def input_error_code(class_name: str) -> str | None:
+    """The code of the ``InputError`` a step raised, from its class name (what a Step Functions Catch
+    records), or None when it is no input error: a Catch on a bomb says limit_exceeded, not failed."""
+    stack: list[type[PapersiftError]] = [InputError]
+    while stack:
+        cls = stack.pop()
+        if cls.__name__ == class_name:
+            return cls.code
+        stack.extend(cls.__subclasses__())
+    return None

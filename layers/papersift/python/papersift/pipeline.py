@@ -30,6 +30,7 @@ from papersift.errors import (
     OcrThrottledError,
     PapersiftError,
     UnsupportedFormatError,
+    input_error_code,
 )
 from papersift.isolation import Limits, UnitFailure, run_once, run_units
 from papersift.ledger import (
@@ -381,7 +382,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     report.char_count = sum(p.report.char_count for p in pages)
     report.status, report.reason = _document_verdict(plan, pages, errors, failure, settings.max_pages)
     if failure is not None:
-        report.errors.append(ErrorRecord(code=failure.error, reason=failure.reason))
+        report.errors.append(ErrorRecord(code=input_error_code(failure.error) or failure.error, reason=failure.reason))
     elif plan is not None and plan.error_code and plan.route() is Route.ASSEMBLE:
         report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
     report.timings = {"plan": plan.seconds if plan else 0.0,
@@ -587,6 +588,9 @@ def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[
 def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[ErrorRecord],
                       failure: StepError | None, max_pages: int) -> tuple[str, str]:
     if failure is not None:
+        code = input_error_code(failure.error)  # the input's fault, even when a step let it escape
+        if code is not None:
+            return str(status_for_error(code)), failure.reason
         return str(DocumentStatus.FAILED), "pipeline step failed: " + failure.reason
     if plan is not None and plan.route() is Route.ASSEMBLE:
         return plan.status, plan.reason
