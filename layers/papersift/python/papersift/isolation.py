@@ -25,6 +25,7 @@ as if the work had run in process.
 from __future__ import annotations
 
 import multiprocessing
+import contextlib
 import os
 import pickle
 import resource
@@ -172,6 +173,7 @@ def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
 def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
            memory_mb: int, writer: Connection) -> None:
     """The child process: the units one after another, each result sent as soon as it is ready."""
+    state: object = None
     try:
         _limit_memory(memory_mb)
         state = setup()
@@ -191,6 +193,13 @@ def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
         _send(writer, (_RAISED, numbers[0], _picklable(exc)))
     finally:
         writer.close()
+        # the child ends in os._exit, which runs no finalizers: what setup opened (a PdfHandle's
+        # temporary copy for pdftotext) is closed here, or every child that reached that rung left
+        # a folder in TMPDIR
+        close = getattr(state, "close", None)
+        if callable(close):
+            with contextlib.suppress(BaseException):
+                close()
 
 
 def _limit_memory(memory_mb: int) -> None:
