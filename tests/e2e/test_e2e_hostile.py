@@ -86,7 +86,7 @@ def _check(cases: list[Hostile], reports: dict[str, dict[str, object]]) -> None:
 def test_hostile_suite_through_papersift_extract(jail: Path) -> None:
     cases, reports = _run_suite(jail, "extract")
     _check(cases, reports)
-    assert not any((jail / "work").iterdir()), "a finished extract leaves no work files"
+    assert not list((jail / "work").iterdir()), "a finished extract leaves no work files"
 
 
 @pytest.mark.slow

@@ -147,7 +147,8 @@ def test_a_picture_that_is_no_picture_ends_with_a_specific_reason(tmp_path: Path
     store = LocalDirStore(tmp_path / "store")
     document = drop(store, tmp_path, "broken.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     report = process_document(store, document, Settings(), engines=engines())
-    assert report.status == "failed" and "not a readable picture" in report.reason
+    # the file is at fault (CorruptInputError): corrupt_unrecoverable, never failed (a failure of ours)
+    assert report.status == "corrupt_unrecoverable" and "not a readable picture" in report.reason
 
 
 def test_a_blank_scan_is_an_empty_document_not_a_clean_one(tmp_path: Path) -> None:
