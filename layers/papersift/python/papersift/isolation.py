@@ -24,8 +24,8 @@ as if the work had run in process.
 
 from __future__ import annotations
 
-import multiprocessing
 import contextlib
+import multiprocessing
 import os
 import pickle
 import resource
