@@ -70,6 +70,10 @@ class UnitFailure:
 _UnitError = DeadlineExceededError | MemoryLimitError | EngineCrashError
 
 
+#: how long a child that finished its units may take to close what its setup opened
+CLOSE_GRACE_SECONDS = 5.0
+
+
 def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: Sequence[int],
               limits: Limits) -> Iterator[tuple[int, ResultT | UnitFailure]]:
     """Yield ``(number, work(setup(), number))`` for each number, in order, each computed in a
@@ -102,7 +106,9 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
                 yield number, value
         finally:
             if not done:
-                _stop(process, reader)
+                # a child that sent its last unit is closing what its setup opened (a PdfHandle's
+                # temporary folder): killed at once, it left the folder behind in TMPDIR
+                _stop(process, reader, grace=CLOSE_GRACE_SECONDS if not remaining else 0.0)
 
 
 def run_once(work: Callable[[], ResultT], limits: Limits) -> ResultT:
@@ -150,8 +156,11 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
     return process, reader
 
 
-def _stop(process: Any, reader: Connection) -> int:
-    """Kill the child if it still runs, reap it, and return its exit code (negative: a signal)."""
+def _stop(process: Any, reader: Connection, grace: float = 0.0) -> int:
+    """Kill the child if it still runs (after ``grace`` seconds to end on its own), reap it, and
+    return its exit code (negative: a signal)."""
+    if grace > 0:
+        process.join(grace)
     if process.is_alive():
         process.kill()
     process.join()
