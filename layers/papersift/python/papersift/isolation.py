@@ -29,7 +29,9 @@ import multiprocessing
 import os
 import pickle
 import resource
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import traceback
@@ -82,14 +84,14 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
     ``work`` is raised here (the remaining units are not run)."""
     remaining = list(numbers)
     while remaining:
-        process, reader = _start(setup, work, remaining, limits)
+        worker = _start(setup, work, remaining, limits)
         done = False
         try:
             while remaining:
                 number = remaining.pop(0)
-                message = _receive(reader, limits.seconds)
+                message = _receive(worker.reader, limits.seconds)
                 if message is _TIMEOUT or message is None:  # the deadline passed, or the child died mute
-                    status = _stop(process, reader)
+                    status = _stop(worker)
                     done = True
                     yield number, UnitFailure(number, _failure(status, limits, timed_out=message is _TIMEOUT))
                     break
@@ -98,7 +100,7 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
                 if kind == _RAISED:
                     raise value
                 if kind == _MEMORY:
-                    _stop(process, reader)
+                    _stop(worker)
                     done = True
                     yield number, UnitFailure(number, MemoryLimitError(
                         f"needed more than the {limits.memory_mb} MB a unit may use ({value})"))
@@ -108,7 +110,7 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
             if not done:
                 # a child that sent its last unit is closing what its setup opened (a PdfHandle's
                 # temporary folder): killed at once, it left the folder behind in TMPDIR
-                _stop(process, reader, grace=CLOSE_GRACE_SECONDS if not remaining else 0.0)
+                _stop(worker, grace=CLOSE_GRACE_SECONDS if not remaining else 0.0)
 
 
 def run_once(work: Callable[[], ResultT], limits: Limits) -> ResultT:
@@ -136,35 +138,57 @@ class _Call:
         return self.work()
 
 
+#: a Unix socket's path holds at most 107 bytes: the fork server's lives in multiprocessing's temp
+#: folder under TMPDIR, which may be longer than that leaves room for (a test's deep tmp_path)
+_SOCKET_FOLDER_MAX = 60
+
+
 def _context() -> Any:
     """fork when this process has one thread; a fork server otherwise (see the module's docstring)."""
     if threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(FORK_SERVER_PRELOAD)
+    # multiprocessing's own temp folder setting, which the fork server's socket goes under
+    config: dict[str, Any] = getattr(multiprocessing.current_process(), "_config")  # noqa: B009
+    if "tempdir" not in config and len(tempfile.gettempdir()) > _SOCKET_FOLDER_MAX:
+        config["tempdir"] = tempfile.mkdtemp(prefix="pymp-", dir="/tmp")
     return context
 
 
+@dataclass
+class _Worker:
+    """A child process, the pipe its results come through, and the temporary folder it was given:
+    a child killed at its deadline cannot clean up after itself, its parent does."""
+
+    process: Any
+    reader: Connection
+    scratch: str
+
+
 def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
-           limits: Limits) -> tuple[Any, Connection]:
+           limits: Limits) -> _Worker:
     context = _context()
     reader, writer = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer),
+    scratch = tempfile.mkdtemp(prefix="papersift-unit-")
+    process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer, scratch),
                               name="papersift-unit", daemon=True)
     process.start()
     writer.close()
-    return process, reader
+    return _Worker(process, reader, scratch)
 
 
-def _stop(process: Any, reader: Connection, grace: float = 0.0) -> int:
-    """Kill the child if it still runs (after ``grace`` seconds to end on its own), reap it, and
-    return its exit code (negative: a signal)."""
+def _stop(worker: _Worker, grace: float = 0.0) -> int:
+    """Kill the child if it still runs (after ``grace`` seconds to end on its own), reap it, remove
+    its temporary folder, and return its exit code (negative: a signal)."""
+    process = worker.process
     if grace > 0:
         process.join(grace)
     if process.is_alive():
         process.kill()
     process.join()
-    reader.close()
+    worker.reader.close()
+    shutil.rmtree(worker.scratch, ignore_errors=True)
     return int(process.exitcode if process.exitcode is not None else -signal.SIGKILL)
 
 
@@ -180,8 +204,11 @@ def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
 
 
 def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
-           memory_mb: int, writer: Connection) -> None:
-    """The child process: the units one after another, each result sent as soon as it is ready."""
+           memory_mb: int, writer: Connection, scratch: str) -> None:
+    """The child process: the units one after another, each result sent as soon as it is ready.
+    Its temporary files go to ``scratch``, which the parent removes whatever becomes of the child."""
+    tempfile.tempdir = scratch  # this process's own: it ends with the unit
+    os.environ["TMPDIR"] = scratch
     state: object = None
     try:
         _limit_memory(memory_mb)
