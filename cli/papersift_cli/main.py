@@ -8,12 +8,15 @@ Exit codes: 0 when every input got a recorded status (a bad input is a result, n
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +24,7 @@ from papersift.archives.names import name_text
 from papersift.errors import SettingsError
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps import DocumentOptions, DocumentRef, document_id
-from papersift_cli.output import (
-    FileResult,
-    OutputLayout,
-    place_results,
-    print_summary,
-    unique_names,
-    write_flat,
-    write_folder,
-)
+from papersift_cli.output import FileResult, ResultWriter, print_summary, unique_names
 from papersift_cli.progress import Progress
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
@@ -122,27 +117,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = unique_names(inputs)
     progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
     started = time.monotonic()
+    writer = ResultWriter(args.out, names, args.flat)
     try:
         if args.command == "run":
             results = run_pipeline(inputs, names, settings, progress, args.timeout)
+            for index, result in enumerate(results):
+                writer.write(index, result)
         else:
-            results = extract_locally(inputs, names, settings, progress)
+            results = extract_locally(inputs, names, settings, progress, writer, args.out)
     except Exception as exc:
         progress.close()
         print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_BROKEN
     finally:
         progress.close()
-    args.out.mkdir(parents=True, exist_ok=True)
-    if args.flat:
-        layout = OutputLayout()
-        for result in results:
-            result.folder = layout.stem(result.name)
-            write_flat(result, args.out)
-    else:
-        place_results(results)  # one safe, unique folder per input and member, whatever their names
-        for result in results:
-            write_folder(result, args.out)
     print_summary(results, sys.stdout, time.monotonic() - started)
     if args.open:
         open_first_report(results, args.out, args.flat)
@@ -282,40 +270,107 @@ class _Watcher:
 # -- papersift extract --------------------------------------------------------------------
 
 
-def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings,
-                    progress: Progress) -> list[FileResult]:
-    """The same steps as the workflow, in this process, over a directory store. OCR reads with
+def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
+                    writer: ResultWriter, out: Path) -> list[FileResult]:
+    """The same steps as the workflow, in this process, over a directory store: ``parallel_files``
+    inputs at once (their pages are read in worker processes, so threads here only wait), each
+    written out by ``writer`` the moment it is done and its work files removed. OCR reads with
     Tesseract where it is installed (no Textract: no client is configured here), and Lambda usage
     is priced at the deployed functions' memory."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     from infra.deployment import memory_by_function
     from papersift.ocr.stage import default_engines
-    from papersift.pipeline import process_document, results_prefix
-    from papersift.storage import LocalDirStore
 
     engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
     memory = memory_by_function()
+    jobs = settings.parallel_files or os.cpu_count() or 1
+    results: list[FileResult | None] = [None] * len(inputs)
+    with _work_folder(out) as store, ThreadPoolExecutor(max_workers=jobs) as pool:
+        def extract_one(index: int) -> FileResult:
+            return _extract_one(store, inputs[index], names[index], settings, engines, memory)
 
-    results: list[FileResult] = []
-    with tempfile.TemporaryDirectory(prefix="papersift-") as tmp:
-        store = LocalDirStore(Path(tmp))
-        for path, name in zip(inputs, names, strict=True):
-            progress.update(current=name)
-            key = f"incoming/{name}"
-            document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key,
-                                   source_name=name_text(path.name))
-            store.upload_file(path, document.key)
-            started = time.monotonic()
-            report = process_document(store, document, settings, engines=engines, memory=memory)
-            prefix = results_prefix(report.doc_id)
-            files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in
-                     k.removeprefix(prefix)}
-            result = FileResult.from_files(name, files, time.monotonic() - started, status=report.status,
-                                           reason=report.reason)
-            result.pages, result.detected_type = report.page_count, report.detected_type
-            results.append(result)
-            progress.update(pages_done=progress.pages_done + report.page_count)
-            progress.finished(name, result.status, result.pages, result.seconds, result.reason)
-    return results
+        futures = {pool.submit(extract_one, index): index for index in range(len(inputs))}
+        progress.update(current=", ".join(names[:jobs]))
+        for future in as_completed(futures):
+            index = futures[future]
+            result = future.result()
+            writer.write(index, result)
+            results[index] = result
+            progress.update(pages_done=progress.pages_done + result.pages)
+            progress.finished(names[index], result.status, result.pages, result.seconds, result.reason)
+    return [result for result in results if result is not None]
+
+
+def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines: Any,
+                 memory: Any) -> FileResult:
+    """One input through the steps; its results (members too) read out of the store, which then
+    forgets it."""
+    from papersift.pipeline import process_document
+
+    key = f"incoming/{name}"
+    document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name_text(path.name))
+    store.upload_file(path, document.key)
+    started = time.monotonic()
+    report = process_document(store, document, settings, engines=engines, memory=memory)
+    result = _stored_result(store, name, report)
+    result.seconds = time.monotonic() - started
+    store.delete_prefix(document.key)
+    return result
+
+
+def _stored_result(store: Any, name: str, report: Any) -> FileResult:
+    """A document's result files out of the store, its members' under it (as `papersift run`
+    gives them); the document's work files and results are then removed from the store."""
+    from papersift.report import ExtractionReport
+    from papersift.workfiles import results_prefix, work_prefix
+
+    prefix = results_prefix(report.doc_id)
+    files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in k.removeprefix(prefix)}
+    result = FileResult.from_files(name, files, 0.0, status=report.status, reason=report.reason)
+    result.pages, result.detected_type = report.page_count, report.detected_type
+    for member in report.members:
+        member_files = results_prefix(member.doc_id) + "report.json" if member.doc_id else ""
+        if member_files and store.exists(member_files):
+            member_report = ExtractionReport.from_dict(json.loads(store.get(member_files)))
+            result.members.append(_stored_result(store, member.path, member_report))
+        else:
+            result.members.append(FileResult(name=member.path, status=member.status, reason=member.reason))
+    for gone in (prefix, work_prefix(report.doc_id), f"members/{report.doc_id}/"):
+        store.delete_prefix(gone)
+    return result
+
+
+@contextlib.contextmanager
+def _work_folder(out: Path) -> Iterator[Any]:
+    """The extract's store, inside the output folder (not /tmp): a killed run leaves it where the
+    user looks, and the next run over the same folder removes it."""
+    from papersift.storage import LocalDirStore
+
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob(f"{WORK_FOLDER_PREFIX}*"):
+        pid = stale.name.removeprefix(WORK_FOLDER_PREFIX).partition("-")[0]
+        if not pid.isdigit() or not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{WORK_FOLDER_PREFIX}{os.getpid()}-", dir=out))
+    try:
+        yield LocalDirStore(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: the extract's work folder inside the output folder: .papersift-work-<pid>-<random>
+WORK_FOLDER_PREFIX = ".papersift-work-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 if __name__ == "__main__":

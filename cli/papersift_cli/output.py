@@ -172,6 +172,28 @@ def place_results(results: Sequence[FileResult]) -> None:
         layout.place(result)
 
 
+class ResultWriter:
+    """Writes each input's results the moment it is done, in the place its name and its position
+    among the inputs give it: the top-level folders (or --flat stems) are reserved in input order
+    up front, so an input finishing early cannot take a later one's place, and a killed run keeps
+    what finished before it."""
+
+    def __init__(self, out_dir: Path, names: Sequence[str], flat: bool) -> None:
+        self.out_dir, self.flat = out_dir, flat
+        self._layout = OutputLayout()
+        self._places = [self._layout.stem(name) for name in names]
+        out_dir.mkdir(parents=True, exist_ok=True)
+
+    def write(self, index: int, result: FileResult) -> None:
+        result.folder = self._places[index]
+        if self.flat:
+            write_flat(result, self.out_dir)
+            return
+        for member in result.members:
+            self._layout.place(member, f"{result.folder}/members")
+        write_folder(result, self.out_dir)
+
+
 def write_folder(result: FileResult, out_dir: Path) -> Path:
     """DIR/<folder>/{text.txt,document.md,report.json,...} and members under <folder>/members/<path>/.
     ``result.folder`` comes from ``place_results``; a result not placed is placed on its own."""

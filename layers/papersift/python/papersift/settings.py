@@ -112,6 +112,8 @@ class Settings:
     #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
     #: may carry passwords, and processing them takes minutes; results stay
     upload_expiry_days: int = 1
+    #: `papersift extract`: inputs read at once (0: one per core); each writes its results as it finishes
+    parallel_files: int = 0
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives
     passwords: tuple[str, ...] = field(default=(), repr=False)
 
@@ -167,6 +169,8 @@ class Settings:
         for name in ("api_upload_url_seconds", "api_download_url_seconds"):
             if getattr(self, name) > 7 * 24 * 3600:
                 raise SettingsError(f"setting {name} must be at most 604800 (a SigV4 URL lives 7 days at most)")
+        if self.parallel_files < 0:
+            raise SettingsError(f"setting parallel_files must be 0 (one per core) or more, got {self.parallel_files}")
         for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second",
                      "price_lambda_request", "price_state_transition"):
             if getattr(self, name) < 0:

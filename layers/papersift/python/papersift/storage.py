@@ -7,6 +7,7 @@ on a laptop. The S3 store takes an injected client: the core never creates one.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Protocol
@@ -147,7 +148,20 @@ class LocalDirStore:
         return self._read_meta(key)
 
     def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+        """A hard link where the file system allows (an input is only read: no second copy of a
+        large file), else a copy."""
         target = self._path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        target.unlink(missing_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
         self._write_meta(key, metadata)
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Every object under ``prefix`` (a folder of the store), and their metadata."""
+        for root in (self.root, self.root / self._META):
+            folder = (root / prefix).resolve()
+            if folder.is_relative_to(root.resolve()) and folder != root.resolve():
+                shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,69 @@
+"""`papersift extract` as a user runs it: inputs read side by side, each written out the moment it
+is done, its work folder inside the output folder and gone at the end (a killed run's is removed
+by the next run)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scan_factory import text_image
+
+pytestmark = pytest.mark.slow
+
+PAPERSIFT = Path(sys.executable).with_name("papersift")
+
+
+def slow_scan(path: Path, frames: int = 6) -> Path:
+    """A picture document of several frames: seconds of OCR."""
+    images = [text_image() for _ in range(frames)]
+    images[0].save(path, format="TIFF", save_all=True, append_images=images[1:])
+    return path
+
+
+def wait_for(condition: object, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_finished_input_is_written_while_a_slow_one_is_still_read(tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    slow_scan(inputs / "a-slow-scan.tif")
+    (inputs / "b-note.txt").write_text("The ferry leaves at dawn from the northern pier.\n")
+    out = tmp_path / "out"
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(out), "--quiet",
+                                "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: (out / "b-note.txt" / "report.json").exists())
+        assert process.poll() is None, "the note was written before the scan was done"
+        assert [p.name for p in out.glob(".papersift-work-*")], "the work folder is in the output folder"
+    finally:
+        assert process.wait(timeout=300) == 0, process.stderr.read() if process.stderr else ""
+    assert (out / "a-slow-scan.tif" / "text.txt").read_text().count("quick brown fox") == 6
+    assert not list(out.glob(".papersift-work-*")), "no work folder left behind"
+
+
+def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_removes_it(tmp_path: Path) -> None:
+    scan = slow_scan(tmp_path / "scan.tif")
+    out = tmp_path / "out"
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(scan), "--out", str(out), "--quiet",
+                                "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert wait_for(lambda: list(out.glob(".papersift-work-*")))
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    (left,) = out.glob(".papersift-work-*")
+    note = tmp_path / "note.txt"
+    note.write_text("A second run over the same output folder.\n")
+    done = subprocess.run([str(PAPERSIFT), "extract", str(note), "--out", str(out), "--quiet"], check=False)
+    assert done.returncode == 0
+    assert not left.exists() and not list(out.glob(".papersift-work-*"))
