@@ -304,3 +304,63 @@ def native_and_scanned_pdf(native_lines: Sequence[str] = (
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def _picture_reader(image: object) -> ImageReader:
+    return ImageReader(image)
+
+
+def annex_pdf(native_lines: Sequence[str] = ("Tender notice 12/2026: the signed annex follows.",
+                                             "The annex below is a scan pasted into this page.")) -> bytes:
+    """A digital page with a native text layer and, below it, a picture of printed text (a scanned
+    annex pasted in): the picture's text is in no text layer."""
+    from scan_factory import text_image
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    y = A4[1] - 72
+    for line in native_lines:
+        pdf.setFont("Helvetica", 11)
+        pdf.drawString(72, y, line)
+        y -= 16
+    annex = text_image()  # 1100 px wide: 5.5 inches at 200 dpi
+    width = A4[0] - 144
+    pdf.drawImage(_picture_reader(annex), 72, y - 40 - width * annex.height / annex.width, width=width,
+                  height=width * annex.height / annex.width)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+#: a scanned page's printed lines (invisible_layer_pdf draws them as the picture)
+SCANNED_PROSE = (
+    "The committee met on the first of March to review the tenders.",
+    "Three offers were received before the closing date and time.",
+    "Each offer was opened in public and its price read aloud.",
+    "The lowest offer came from a firm based in the northern district.",
+    "Its references were checked and found to be in good order.",
+    "The committee recommends that the contract be awarded to it.",
+)
+
+
+def invisible_layer_pdf(layer_lines: Sequence[str]) -> bytes:
+    """A scan (a full-page picture of SCANNED_PROSE) under an invisible text layer (render mode 3,
+    as OCR tools write one) holding ``layer_lines``: an earlier OCR's reading of the page."""
+    from scan_factory import text_image
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    scan = Image.new("L", (1240, 1754), 255)  # an A4 page at 150 dpi, printed at the top
+    scan.paste(text_image(SCANNED_PROSE, font_size=30, width=1240, margin=90), (0, 0))
+    pdf.drawImage(_picture_reader(scan), 0, 0, width=A4[0], height=A4[1])
+    text = pdf.beginText(72, A4[1] - 100)
+    text.setTextRenderMode(3)
+    text.setFont("Helvetica", 12)
+    for line in layer_lines:
+        text.textLine(line)
+    pdf.drawText(text)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()

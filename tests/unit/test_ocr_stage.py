@@ -167,3 +167,46 @@ def test_a_doubtful_picture_page_shows_its_thumbnail_in_the_report_page(tmp_path
                                                                                       confidence=0.4))))
     page = store.get(f"results/{document.doc_id}/report.html").decode()
     assert 'pictured" id="page-1"' in page and "data:image/jpeg;base64," in page
+
+
+@needs_tesseract
+def test_a_scanned_annex_pasted_into_a_digital_page_is_read_and_added_after_the_native_text(tmp_path: Path) -> None:
+    from pdf_factory import annex_pdf
+
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "tender.pdf", annex_pdf())
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert (page.status, page.engine) == ("ocr", "pdfium+tesseract") and "hybrid" in page.signals
+    text = store.get(f"results/{document.doc_id}/text.txt").decode()
+    assert text.startswith("Tender notice 12/2026: the signed annex follows.")
+    assert "The quick brown fox jumps over the lazy dog." in text
+    assert page.ocr is not None and page.ocr.regions == 1
+
+
+@needs_tesseract
+def test_an_invisible_ocr_layer_of_sound_quality_is_kept_and_not_read_again(tmp_path: Path) -> None:
+    from pdf_factory import SCANNED_PROSE, invisible_layer_pdf
+
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "scan-with-layer.pdf", invisible_layer_pdf(SCANNED_PROSE))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert (page.status, page.engine) == ("clean", "pdfium") and "invisible_text_layer" in page.signals
+    assert all(a.engine == "pdfium" for a in page.attempts)
+
+
+@needs_tesseract
+def test_an_invisible_ocr_layer_of_poor_quality_is_read_again_and_the_better_reading_kept(tmp_path: Path) -> None:
+    from pdf_factory import SCANNED_PROSE, invisible_layer_pdf
+
+    misread = [line.replace("e", "c").replace("h", "b").replace("o", "0") for line in SCANNED_PROSE]
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "poor-layer.pdf", invisible_layer_pdf(misread))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert (page.status, page.engine) == ("ocr", "tesseract")
+    assert "invisible_text_layer" in page.signals and "invisible OCR layer" in page.reason
+    assert [a.engine for a in page.attempts] == ["pdfium", "tesseract"]
+    text = " ".join(store.get(f"results/{document.doc_id}/text.txt").decode().split())
+    assert "The committee recommends that the contract be awarded to it." in text
