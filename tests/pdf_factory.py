@@ -346,9 +346,8 @@ SCANNED_PROSE = (
 def invisible_layer_pdf(layer_lines: Sequence[str]) -> bytes:
     """A scan (a full-page picture of SCANNED_PROSE) under an invisible text layer (render mode 3,
     as OCR tools write one) holding ``layer_lines``: an earlier OCR's reading of the page."""
-    from scan_factory import text_image
-
     from PIL import Image
+    from scan_factory import text_image
 
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4)
