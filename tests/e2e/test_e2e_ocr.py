@@ -5,6 +5,7 @@ counts them."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -199,3 +200,33 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
     text_layer = 2 + 1 + 1 + 1 + 1  # Plan, Route, the Map, 1 batch, OcrNeeded, Assemble
     ocr_stage = counted["t-scan.pdf"][0] - text_layer
     assert ocr_stage == 3 + 4 and ocr_stage / 4 <= 2
+
+
+def test_past_the_threshold_ocr_pages_run_in_a_distributed_map_reading_the_manifest(aws: LocalAws,
+                                                                                   tmp_path: Path) -> None:
+    """A picture of more frames than distributed_map_threshold (40): PlanOcr writes the items to
+    work/<doc_id>/ocr/items.json and the OCR Distributed Map reads them from there; every frame is
+    read and reported. The OCR step is a fast stand-in here (Tesseract on 45 frames would take
+    minutes): the route, the manifest and the results are the workflow's."""
+    from papersift.ocr.pages import OcrEngines
+    from papersift.ocr.reading import TESSERACT, OcrReading
+
+    def quick(image: Any, languages: Any) -> OcrReading:
+        return OcrReading(engine=TESSERACT, text="A frame of the long scan, read.", confidence=0.95, words=7,
+                          seconds=0.01)
+
+    aws.handler_module("ocr").engines = OcrEngines(tesseract=quick, textract=None)
+    frames = [text_image(["frame"], font_size=20, width=200)] * 45
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    outcome, report = run(aws, tmp_path, "long-scan.tif", out.getvalue())
+    assert [p["status"] for p in report["pages"]] == ["ocr"] * 45
+    plan_ocr_results = [name for name, _ in aws.invocations if name == "ocr_plan"]
+    assert plan_ocr_results == ["ocr_plan"]
+    assert aws.results.read(f"work/{outcome.doc_id}/ocr/items.json").startswith(b"[{")
+    (execution,) = [e for e in aws.results.executions() if e["input"]["key"].endswith("long-scan.tif")]
+    entered = set()
+    for page in aws.client("stepfunctions").get_paginator("get_execution_history").paginate(
+            executionArn=execution["executionArn"]):
+        entered |= {e["stateEnteredEventDetails"]["name"] for e in page["events"] if "stateEnteredEventDetails" in e}
+    assert "OcrPagesOfManifest" in entered and "OcrPagesInline" not in entered
