@@ -5,6 +5,7 @@ the pages papersift sends to OCR and what its cost ledgers estimate against all-
 Run from the repo root (re-runnable; the GoblinTools and OCRmyPDF venvs are cached under bench/):
 
     .venv/bin/python bench/ocr_throughput.py [--repeat 2] [--no-goblin] [--no-ocrmypdf] [--no-corpus-run]
+                                             [--no-mixed] [--only FILE...] [--experiments-only]
 
 Needs, besides .venv: the tesseract binary with the eng, por, spa and osd models (as papersift's
 tests do); Ghostscript for OCRmyPDF (``apt-get install -y ghostscript`` as root; the bench skips
@@ -49,7 +50,10 @@ Where papersift's time goes: the in-process runs are instrumented (wrappers arou
 ``pytesseract.image_to_osd`` / ``image_to_data``, the worker that draws the page, and
 ``tesseract.read_image``): wall and CPU by step (drawing the page, OSD, the first recognition,
 the Latin re-read, other model reads, papersift's own picture work), and what a tesseract call
-costs with an empty picture for each model set (loading the models).
+costs with an empty picture for each model set (loading the models). Then, on the scanned pages
+below 300 ppi (the RVL-CDIP forms), ``read_image`` with and without OSD and with each model set,
+and tesseract alone at 300 dpi, 200 dpi and the image's own resolution (``--experiments-only``
+runs just these two, in a few minutes).
 
 Whole corpus: ``papersift extract CORPUS/files --out TMP --quiet --flat`` (default mode
 local-first, all 79 files), then from each ``.report.json``: pages read by OCR against all pages,
@@ -569,19 +573,22 @@ def image_ppi(path: Path) -> dict[int, float]:
 
 
 def render_experiment(docs: list[Doc], scorer: Any, repeat: int) -> list[str]:
-    """Scanned pages whose image is well below ocr_dpi (300), read by papersift's read_image (the
-    default languages) as papersift draws them (300 dpi) and at the image's own resolution:
-    Tesseract's work grows with the pixels, and drawing a 100-ppi scan at 300 dpi gives it 9x."""
+    """Scanned pages whose image is well below ocr_dpi (300): the noisy 100-ppi RVL-CDIP forms,
+    where papersift loses most to the others. Each page drawn, then read by papersift's
+    ``tesseract.read_image`` (with and without OSD, both model sets) and by tesseract alone
+    (``image_to_string``, ``--oem 1 --psm 3``: no OSD, no deskew, no rescaling), at 300 dpi
+    (papersift's ocr_dpi), 200 (GoblinTools') and the image's own resolution (OCRmyPDF's)."""
+    import pytesseract
+
     from papersift.ocr import tesseract
     from papersift.rendering import render_page
     from papersift.settings import Settings
 
     settings = Settings()
-    lines = ["", "#### Drawing resolution: scanned pages whose image is below 300 ppi, read by "
-             "`tesseract.read_image` (eng+por+spa) drawn at 300 dpi (papersift's ocr_dpi) and at the image's own "
-             f"resolution (best of {repeat})", "",
-             "| file | pages | image ppi | dpi | pixels a page (M) | CPU s a page | wall s a page | mean word "
-             "confidence | phrase |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["", "#### Scanned pages below 300 ppi: what papersift's steps, the model set and the drawing "
+             f"resolution cost (best of {repeat})", "",
+             "| file | pages | image ppi | reader | models | dpi | pixels a page (M) | CPU s a page | wall s a page | "
+             "phrase |", "|---|---:|---:|---|---|---:|---:|---:|---:|---|"]
     for doc in docs:
         if doc.picture:
             continue
@@ -590,25 +597,41 @@ def render_experiment(docs: list[Doc], scorer: Any, repeat: int) -> list[str]:
             continue
         data = doc.path.read_bytes()
         native = round(statistics.median(low.values()))
-        for dpi in (settings.ocr_dpi, native):
+        default = "+".join(settings.ocr_languages)
+
+        def papersift_read(osd: bool) -> Callable[[Image.Image, str], str]:
+            def read(image: Image.Image, model_set: str) -> str:
+                return tesseract.read_image(image, model_set.split("+"), detect_orientation=osd).text
+            return read
+
+        def tesseract_alone(picture: Image.Image, models: str) -> str:
+            return str(pytesseract.image_to_string(picture, lang=models, config="--oem 1 --psm 3"))
+
+        readers = {"papersift read_image (OSD, deskew, rescale)": papersift_read(True),
+                   "papersift read_image, OSD off": papersift_read(False), "tesseract alone": tesseract_alone}
+        configs = [("papersift read_image (OSD, deskew, rescale)", default, settings.ocr_dpi),
+                   ("papersift read_image (OSD, deskew, rescale)", default, native),
+                   ("papersift read_image (OSD, deskew, rescale)", "eng", settings.ocr_dpi),
+                   ("papersift read_image, OSD off", "eng", settings.ocr_dpi),
+                   ("papersift read_image, OSD off", default, settings.ocr_dpi),
+                   ("tesseract alone", default, settings.ocr_dpi), ("tesseract alone", "eng", settings.ocr_dpi),
+                   ("tesseract alone", "eng", 200), ("tesseract alone", "eng", native)]
+        for reader, models, dpi in configs:
             best_cpu = best_wall = float("inf")
             texts: list[str] = []
-            confidences: list[float] = []
             pixels = 0
             for _ in range(repeat):
-                texts, confidences, pixels = [], [], 0
+                texts, pixels = [], 0
                 before, started = all_cpu(), time.perf_counter()
                 for number in sorted(low):
                     picture = render_page(data, number, dpi=dpi, max_pixels=settings.ocr_max_pixels).image
                     pixels += picture.width * picture.height
-                    reading = tesseract.read_image(picture, settings.ocr_languages)
-                    texts.append(reading.text)
-                    confidences.append(reading.confidence or 0.0)
+                    texts.append(readers[reader](picture, models))
                 best_cpu = min(best_cpu, all_cpu() - before)
                 best_wall = min(best_wall, time.perf_counter() - started)
             n = len(low)
-            lines.append(f"| {doc.name} | {n} | {native} | {dpi} | {pixels / n / 1e6:.1f} | {best_cpu / n:.2f} | "
-                         f"{best_wall / n:.2f} | {statistics.mean(confidences):.3f} | "
+            lines.append(f"| {doc.name} | {n} | {native} | {reader} | {models} | {dpi} | {pixels / n / 1e6:.1f} | "
+                         f"{best_cpu / n:.2f} | {best_wall / n:.2f} | "
                          f"{'yes' if scorer.phrase_ok(doc.expected, chr(10).join(texts)) else 'no'} |")
     return lines
 
@@ -696,6 +719,11 @@ def machine(started_load: tuple[float, float, float]) -> list[str]:
         if shutil.which("gs") else "missing"
     commit = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %cs %s"], capture_output=True,
                             text=True, check=False).stdout.strip()
+    status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "layers", "cli"],
+                            capture_output=True, text=True, check=False).stdout
+    dirty = [line[3:] for line in status.splitlines()]
+    if dirty:  # the run measures the working tree, others' uncommitted edits included
+        commit += f" (uncommitted changes in {', '.join(dirty)})"
     versions = ", ".join(f"{p} {metadata.version(p)}" for p in ("pypdfium2", "pytesseract", "pillow", "rapidfuzz"))
     return [
         f"- command: `{' '.join(shlex.quote(a) for a in [os.path.relpath(sys.executable, REPO), *sys.argv])}`",
@@ -716,6 +744,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed_pdf files")
     parser.add_argument("--no-corpus-run", action="store_true", help="skip the whole-corpus run (pages, cost)")
     parser.add_argument("--only", nargs="*", default=None, help="only these corpus files (out_name)")
+    parser.add_argument("--experiments-only", action="store_true",
+                        help="only the tesseract call costs and the below-300-ppi experiment (no engines, "
+                             "no corpus run)")
     args = parser.parse_args(argv)
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     load_start = os.getloadavg()
@@ -723,12 +754,20 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.corpus / "MANIFEST.tsv").exists():
         print(f"\n(corpus not found at {args.corpus}: nothing to measure)")
         return 0
+    if not shutil.which("tesseract"):
+        print("\n(the tesseract binary is not installed: nothing to measure)")
+        return 0
     scorer = load_score(args.corpus)
     docs = read_docs(args.corpus, OCR_CATEGORIES)
     mixed = [] if args.no_mixed else read_docs(args.corpus, (MIXED,))
     if args.only is not None:
         docs = [d for d in docs if d.name in args.only]
         mixed = [d for d in mixed if d.name in args.only]
+    if args.experiments_only:
+        print("\n".join([*model_load_costs(args.repeat), *render_experiment(docs, scorer, args.repeat)]))
+        end = os.getloadavg()
+        print(f"\nload average {end[0]:.2f} / {end[1]:.2f} / {end[2]:.2f} (1/5/15 min) at end")
+        return 0
     profiles = {"default": Profile(), "eng": Profile()}
     engines = [
         Engine("papersift extract (whole process)", papersift_cli, "eng+por+spa, one `papersift extract` per file"),
