@@ -92,6 +92,16 @@ def test_text_lines_find_no_skew_and_no_lines_on_a_blank_page() -> None:
     assert pictures.text_lines(blank_image()) == pictures.TextLines(skew=0.0, line_height=None, lines=0)
 
 
+@pytest.mark.parametrize(("degrees", "across"), [(0, True), (180, True), (90, False), (270, False)])
+def test_lines_run_across_an_upright_or_upside_down_page_and_up_a_sideways_one(degrees: int, across: bool) -> None:
+    page = pictures.grayscale(text_image(rotate=degrees))
+    assert pictures.lines_run_across(page) is across
+
+
+def test_a_blank_page_has_no_lines_running_across() -> None:
+    assert not pictures.lines_run_across(blank_image())
+
+
 def test_line_height_follows_the_size_of_the_print_and_ignores_accents() -> None:
     small = pictures.text_lines(text_image(GERMAN_LINES, font_size=24)).line_height
     large = pictures.text_lines(text_image(GERMAN_LINES, font_size=48, width=1500)).line_height
@@ -202,8 +212,9 @@ def test_an_upright_page_is_read_in_one_pass_with_its_lines_in_order() -> None:
     reading = _read(text_image())
     assert reading.engine == TESSERACT
     assert reading.text.splitlines() == list(LINES)
-    assert reading.language == "eng+por+spa" and reading.script == "Latin"
+    assert reading.language == "eng" and reading.script == "Latin"
     assert reading.orientation == 0 and reading.skew == 0.0
+    assert any("no orientation detection needed" in note for note in reading.notes)
     assert reading.words == 24 and reading.confidence is not None and reading.confidence > 0.9
     assert reading.seconds > 0
 
@@ -273,12 +284,20 @@ def test_a_re_read_that_runs_out_of_time_keeps_the_first_reading(monkeypatch: py
 
 
 @needs_tesseract
-def test_a_page_in_a_configured_language_is_not_read_twice() -> None:
+def test_an_upright_page_in_the_second_configured_language_is_kept_in_that_language() -> None:
     lines = ("El niño come una manzana roja cada mañana.", "La canción de la región es muy antigua.",
              "Mañana iremos a la montaña con los niños.")
     reading = _read(text_image(lines, font_size=32, width=1100))
-    assert reading.language == "eng+por+spa"
-    assert not any("re-read" in note for note in reading.notes)
+    assert reading.language == "spa"
+    assert "niño" in reading.text and "canción" in reading.text
+    assert any("re-read with spa" in note for note in reading.notes)
+
+
+@needs_tesseract
+def test_a_page_read_unsure_as_it_came_takes_osd_and_every_configured_language() -> None:
+    reading = _read(text_image(rotate=180))
+    assert reading.orientation == 180 and reading.language == "eng+por+spa"
+    assert any("unsure" in note for note in reading.notes)
 
 
 @needs_tesseract

@@ -171,6 +171,20 @@ def text_lines(gray: Image.Image, *, max_skew: float = MAX_SKEW) -> TextLines:
     return TextLines(skew=round(best_angle, 2), line_height=line_height, lines=len(heights))
 
 
+def lines_run_across(gray: Image.Image) -> bool:
+    """Whether the print's lines run across the picture rather than up and down it: its rows of
+    ink and gaps alternate more sharply than its columns do. False for a page lying on its side,
+    vertical CJK, a blank picture: Tesseract reads some sideways pages surely as they come, yet
+    only OSD says which way they lay."""
+    factor = min(PROFILE_WIDTH / max(gray.width, gray.height), 1.0)
+    ink = _ink_mask(scaled(gray, factor) if factor < 1.0 else gray)
+    if ink is None:
+        return False
+    across = _sharpness(ink, 0.0) / ink.height
+    down = _sharpness(ink.transpose(Image.Transpose.ROTATE_90), 0.0) / ink.width
+    return across > down
+
+
 def uneven_light(gray: Image.Image) -> int:
     """How unevenly the paper is lit (0..255): the grey levels between the median and the
     darkest tenth of the paper's local brightness. A flatbed scan or a rendered page is 0 to 3, a
