@@ -293,16 +293,21 @@ class OcrItem(StepModel):
     input_key: str
 
 
-class OcrPlan(StepModel):
-    """The OCR plan step's result (``$.ocr``): the pages to read, inline or in an S3 manifest
-    (work/<doc_id>/ocr/items.json) past the Distributed Map threshold."""
+class MapPlan(StepModel):
+    """What a Map state reads: its items inline, or past the Distributed Map threshold from an S3
+    manifest (``manifest_key``, the ItemReader), the items then left out of the state."""
 
-    page_count: int
     use_distributed_map: bool
     manifest_key: str
-    #: Settings.ocr_max_concurrency, read by the OCR Map (MaxConcurrencyPath)
+    #: the Map's MaxConcurrencyPath
     max_concurrency: int = Field(ge=1)
-    #: empty in the state when ``use_distributed_map``
+
+
+class OcrPlan(MapPlan):
+    """The OCR plan step's result (``$.ocr``): the pages to read (manifest
+    work/<doc_id>/ocr/items.json; max_concurrency is Settings.ocr_max_concurrency)."""
+
+    page_count: int
     items: list[OcrItem] = Field(default_factory=list)
 
 
@@ -355,7 +360,7 @@ class ArchiveListing(StepModel):
     members: list[MemberEntry] = Field(default_factory=list)
 
 
-class UnpackResult(StepModel):
+class UnpackResult(MapPlan):
     """The unpack step's result (``$.unpack``): the members to process as documents. An archive
     member's own unpack result always lists its items inline (its member Map is inline)."""
 
@@ -364,10 +369,6 @@ class UnpackResult(StepModel):
     unlisted: int = 0
     member_count: int
     item_count: int
-    use_distributed_map: bool
-    manifest_key: str
-    max_concurrency: int = Field(ge=1)
-    #: empty in the state when ``use_distributed_map``: the items are then in the manifest
     items: list[DocumentRef] = Field(default_factory=list)
 
 

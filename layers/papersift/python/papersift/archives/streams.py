@@ -18,7 +18,7 @@ from zlib import error as zlib_error
 from papersift.archives.limits import Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
 from papersift.archives.sink import Chunks, MemberSink
-from papersift.archives.tools import ToolError, read_with_tools
+from papersift.archives.tools import ToolError, count_member, read_with_tools
 from papersift.sniff import is_tar_header
 
 
@@ -45,11 +45,11 @@ def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[Archive
                     continue
                 try:
                     if info.issym() or info.islnk():
-                        _count(frame, name)
+                        count_member(frame, name)
                         kind = "symbolic" if info.issym() else "hard"
                         frame.record(name, MemberStatus.UNSAFE_PATH, f"{kind} link to {info.linkname!r}: not followed")
                     elif not info.isfile():
-                        _count(frame, name)
+                        count_member(frame, name)
                         frame.record(name, MemberStatus.UNSAFE_PATH,
                                      "device, fifo or other special file: not extracted")
                     else:
@@ -61,15 +61,6 @@ def read_tar(frame: MemberSink, open_stream: Callable[[], Any]) -> tuple[Archive
             with contextlib.suppress(Exception):
                 tf.close()
     return ArchiveStatus.OK, ""
-
-
-def _count(frame: MemberSink, name: str) -> None:
-    """Count a member without bytes; past the limit it is listed skipped_limit like any other."""
-    try:
-        frame.run.count_member()
-    except Stop as stop:
-        frame.skip_rest(iter([name]), str(stop))
-        raise
 
 
 #: decompressed bytes a tar is read on for the names of the members after a member-count stop

@@ -120,7 +120,7 @@ def _collect(frame: MemberSink, out: Path, wanted: list[_Entry], error: str) -> 
                 found.pop(key)
             if key not in found:
                 status = MemberStatus.ENCRYPTED if entry.encrypted else MemberStatus.ERROR
-                _count(frame, entry.name)
+                count_member(frame, entry.name)
                 frame.record(entry.name, status, f"not extracted by the tool: {error or 'no output'}", entry.size)
                 continue
             _take(frame, entry.name, found.pop(key))
@@ -133,7 +133,8 @@ def _collect(frame: MemberSink, out: Path, wanted: list[_Entry], error: str) -> 
         raise
 
 
-def _count(frame: MemberSink, name: str) -> None:
+def count_member(frame: MemberSink, name: str) -> None:
+    """Count a member without bytes; past the limit it is listed skipped_limit like any other."""
     try:
         frame.run.count_member()
     except Stop as stop:
@@ -144,7 +145,7 @@ def _count(frame: MemberSink, name: str) -> None:
 def _take(frame: MemberSink, raw: str, full: Path) -> None:
     st = full.lstat()
     if not stat.S_ISREG(st.st_mode):
-        _count(frame, raw)
+        count_member(frame, raw)
         frame.record(raw, MemberStatus.UNSAFE_PATH, "link or special file written by the tool: not followed")
         return
     frame.add_file(raw, lambda: open(full, "rb"), declared_size=st.st_size)  # noqa: SIM115
