@@ -120,9 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     writer = ResultWriter(args.out, names, args.flat)
     try:
         if args.command == "run":
-            results = run_pipeline(inputs, names, settings, progress, args.timeout)
-            for index, result in enumerate(results):
-                writer.write(index, result)
+            results = run_pipeline(inputs, names, settings, progress, args.timeout, writer)
         else:
             results = extract_locally(inputs, names, settings, progress, writer, args.out)
     except Exception as exc:
@@ -192,29 +190,44 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
-                 timeout: float) -> list[FileResult]:
+                 timeout: float, writer: ResultWriter) -> list[FileResult]:
+    """Each input's results are written the moment its execution ends, then removed from the
+    embedded AWS (LocalAws forget_finished), so memory does not grow with the run."""
     from papersift_cli.local_aws import LocalAws
 
     options = document_options(settings)
-    with LocalAws(settings, retry_time_scale=CLI_RETRY_TIME_SCALE) as aws:
+    with LocalAws(settings, retry_time_scale=CLI_RETRY_TIME_SCALE, forget_finished=True, direct_s3=True) as aws:
         keys: list[str] = []
         for path, name in zip(inputs, names, strict=True):
             progress.update(current=f"uploading {name}")
             keys.append(aws.drop(path, options, name=name))
+        index_of = {key: index for index, key in enumerate(keys)}
+        written: dict[str, FileResult] = {}
+
+        def write_out(outcome: Any) -> None:
+            index = index_of[outcome.key]
+            written[outcome.key] = _result_from_outcome(aws, names[index], outcome, True)
+            writer.write(index, written[outcome.key])
+            aws.forget(outcome)
+
         watcher = _Watcher(aws, keys, progress)
-        finished = aws.wait(keys, timeout=timeout, on_poll=watcher.on_poll)
+        finished = aws.wait(keys, timeout=timeout, on_poll=watcher.on_poll, on_finished=write_out)
         if not finished:
             progress.log(f"papersift: gave up waiting after {timeout:.0f}s")
+        pending = [key for key in keys if key not in written]
+        outcomes = dict(zip(pending, aws.results.outcomes(pending), strict=True)) if pending else {}
         results = []
-        for name, outcome in zip(names, aws.results.outcomes(keys), strict=True):
-            result = _result_from_outcome(aws, name, outcome, finished)
-            results.append(result)
-            watcher.report(result, outcome.key)
+        for index, (name, key) in enumerate(zip(names, keys, strict=True)):
+            if key not in written:  # never finished (a timeout) or never started
+                written[key] = _result_from_outcome(aws, name, outcomes[key], finished)
+                writer.write(index, written[key])
+            results.append(written[key])
+            watcher.report(written[key], key)
         return results
 
 
 def _result_from_outcome(aws: Any, name: str, outcome: Any, finished: bool) -> FileResult:
-    files = {key.rsplit("/", 1)[-1]: aws.results.read(key) for key in aws.results.result_keys(outcome)}
+    files = aws.results.files(outcome)  # each read when written out, none kept
     status, reason = "", ""
     if outcome.broken:
         status = "timeout" if not finished and outcome.execution_status in (None, "RUNNING") else "missing"

@@ -15,7 +15,31 @@
 - Step Functions' own clients and JSONPaths: moto built a new boto3 client (service model JSON read
   again) for every Task's Lambda invoke and every item-reader read, and compiled every JSONPath with a
   fresh ply parser at every state; both are built once per key instead (clients are thread-safe,
-  compiled paths immutable).
+  compiled paths immutable). moto's ``boto_client_for`` takes the state's credentials but never uses
+  them (every client has the same fake keys), so one client per region and service serves all.
+- ``direct_s3`` (`papersift run`): S3's GetObject, HeadObject, PutObject and ListObjectsV2 are
+  answered from moto's S3 backend in the calling thread (``s3_direct``): the same fields, without
+  the HTTP request and XML response that botocore and moto each built and parsed again (~1.4 ms of
+  CPU a call, some 30 calls a document). Any other call, parameter or error goes the usual way.
+  Off for the tests, which fail requests on their way (``before-send``) to test the SDK's retries.
+- Step Functions parsed the whole workflow definition (ANTLR, ~0.25 s for ours) again for every
+  execution it started; the parsed program is kept per definition text instead. Its components keep
+  no execution state (every execution's state is in its ``Environment``; the concurrent iterations
+  of one Map already share one parsed program), so executions can share it.
+- Map iterations (``sfn_maps``): a Map worker ran its jobs by recursion, one frame per job, so a
+  Distributed Map of 20,000 members died past the recursion limit and never ended; it is a loop here.
+  A Distributed Map's children wrote their history into an event manager of the Map Run that moto
+  never shows: one that keeps no events stands in for it (the events' ids are as before).
+- S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
+  document's pages cost more the more documents the run had written (quadratic in a big archive's
+  members). New buckets get a key store that also indexes its names by folder
+  (``s3_index.IndexedKeyStore``) and ``list_objects`` takes its candidates from it; same results.
+- The fork server that runs the steps' workers (``papersift.isolation``) also preloads the CLI
+  (``papersift_cli.main``): every worker it forks runs the parent's main script again
+  (``multiprocessing.spawn`` does, for pickles that name ``__main__``), and the ``papersift`` script
+  imports the CLI, jinja2 and the report page with it, once per plan and page batch. Preloaded, the
+  import is already done. (Python 3.11's fork server never receives the main script's path, so
+  preloading ``"__main__"`` itself does nothing.)
 """
 
 from __future__ import annotations
@@ -27,6 +51,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+#: what the ``papersift`` script imports, preloaded in the workers' fork server
+CLI_MODULE = "papersift_cli.main"
 #: (function name, request body, request headers, response headers) -> response payload
 Dispatch = Callable[[str, str, Any, Any], bytes]
 
@@ -46,10 +72,12 @@ class _ScaledTime:
 
 
 class MotoPatches:
-    def __init__(self, dispatch: Dispatch, retry_time_scale: float, in_process: bool = True) -> None:
+    def __init__(self, dispatch: Dispatch, retry_time_scale: float, in_process: bool = True,
+                 direct_s3: bool = False) -> None:
         self.dispatch = dispatch
         self.retry_time_scale = retry_time_scale
         self.in_process = in_process
+        self.direct_s3 = direct_s3
         self._undo: list[Callable[[], None]] = []
 
     def apply(self) -> None:
@@ -59,9 +87,15 @@ class MotoPatches:
         self._add_version_ids_to_notifications()
         self._reuse_step_functions_clients()
         self._compile_json_paths_once()
+        self._parse_definitions_once()
+        self._iterate_map_jobs()
+        self._index_s3_listings()
+        self._preload_cli_in_fork_server()
         if self.in_process:
             self._answer_boto_calls_in_process()
             self._read_s3_urls_once()
+        if self.direct_s3:
+            self._answer_s3_directly()
 
     def restore(self) -> None:
         while self._undo:
@@ -135,6 +169,17 @@ class MotoPatches:
 
         self._undo.append(undo)
 
+    def _answer_s3_directly(self) -> None:
+        from papersift_cli.local_aws.s3_direct import DIRECT_S3, install_builtin
+
+        install_builtin()
+        DIRECT_S3.enabled = True
+
+        def undo() -> None:
+            DIRECT_S3.enabled = False
+
+        self._undo.append(undo)
+
     def _read_s3_urls_once(self) -> None:
         import moto.s3.urls as s3_urls
         from moto.s3.models import S3Backend
@@ -147,10 +192,11 @@ class MotoPatches:
 
         self._undo.append(undo)
 
-    def _replace(self, module: ModuleType, name: str, value: Any) -> None:
-        original = getattr(module, name)
-        setattr(module, name, value)
-        self._undo.append(lambda: setattr(module, name, original))
+    def _replace(self, owner: ModuleType | type, name: str, value: Any) -> None:
+        """``owner.name = value`` until restore (a class's own attribute, as it was defined)."""
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        setattr(owner, name, value)
+        self._undo.append(lambda: setattr(owner, name, original))
 
     def _reuse_step_functions_clients(self) -> None:
         from moto.core.models import botocore_stubber
@@ -160,17 +206,18 @@ class MotoPatches:
         from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
         from moto.stepfunctions.parser.asl.utils import boto_client
 
+        from papersift_cli.local_aws.s3_direct import install
+
         build = boto_client.boto_client_for
         clients: dict[tuple[str, str, bool], Any] = {}
         lock = threading.Lock()
 
         def client_for(region: str, service: str, state_credentials: Any = None) -> Any:
-            if state_credentials is not None:  # a role to assume: not shared
-                return build(region, service, state_credentials)
+            # moto builds every client with the same fake keys whatever the state's credentials
             key = (region, service, botocore_stubber.enabled)
             with lock:
                 if key not in clients:
-                    clients[key] = build(region, service)
+                    clients[key] = install(build(region, service))
                 return clients[key]
 
         for module in (lambda_eval_utils, item_reader):
@@ -182,3 +229,60 @@ class MotoPatches:
 
         for module in (json_path, result_path):
             self._replace(module, "parse", functools.lru_cache(maxsize=1024)(module.parse))
+
+    def _iterate_map_jobs(self) -> None:
+        from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration import (
+            distributed_iteration_component,
+            iteration_worker,
+        )
+        from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor import (
+            distributed_item_processor_worker,
+        )
+
+        from papersift_cli.local_aws.sfn_maps import (
+            UnrecordedEventManager,
+            distributed_eval_pool,
+            inline_eval_pool,
+        )
+
+        self._replace(iteration_worker.IterationWorker, "_eval_pool", inline_eval_pool)
+        self._replace(distributed_item_processor_worker.DistributedItemProcessorWorker, "_eval_pool",
+                      distributed_eval_pool)
+        # the Map Run's event manager is made by name in _eval_body
+        self._replace(distributed_iteration_component, "EventManager", UnrecordedEventManager)
+
+    def _parse_definitions_once(self) -> None:
+        from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+        original = AmazonStateLanguageParser.__dict__["parse"]  # the staticmethod itself
+        AmazonStateLanguageParser.parse = staticmethod(  # type: ignore[method-assign]
+            functools.lru_cache(maxsize=8)(original.__func__))
+
+        def undo() -> None:
+            AmazonStateLanguageParser.parse = original  # type: ignore[method-assign]
+
+        self._undo.append(undo)
+
+    def _index_s3_listings(self) -> None:
+        from moto.s3 import models
+
+        from papersift_cli.local_aws.s3_index import IndexedKeyStore, indexed_list_objects
+
+        # FakeBucket.__init__ looks the store's class up in moto.s3.models when a bucket is made
+        self._replace(models, "_VersionedKeyStore", IndexedKeyStore)
+        original = models.S3Backend.list_objects
+        models.S3Backend.list_objects = indexed_list_objects(original)  # type: ignore[method-assign,assignment]
+
+        def undo() -> None:
+            models.S3Backend.list_objects = original  # type: ignore[method-assign]
+
+        self._undo.append(undo)
+
+    def _preload_cli_in_fork_server(self) -> None:
+        from papersift import isolation
+
+        preload = list(isolation.FORK_SERVER_PRELOAD)
+        if CLI_MODULE not in preload:
+            # read when a worker starts (papersift.isolation._context); a fork server already
+            # running keeps what it preloaded
+            self._replace(isolation, "FORK_SERVER_PRELOAD", [*preload, CLI_MODULE])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,9 +50,11 @@ class DocumentOutcome:
 class Results:
     """Queries over the executions, the table and the bucket of one embedded AWS."""
 
-    def __init__(self, s3: Any, sfn: Any, dynamodb: Any, bucket: str, table_name: str, state_machine_arn: str) -> None:
+    def __init__(self, s3: Any, sfn: Any, dynamodb: Any, bucket: str, table_name: str, state_machine_arn: str,
+                 region: str = "us-east-1") -> None:
         self.s3, self.sfn, self.dynamodb = s3, sfn, dynamodb
         self.bucket, self.table_name, self.state_machine_arn = bucket, table_name, state_machine_arn
+        self.region = region
         self._inputs: dict[str, dict[str, Any]] = {}  # execution ARN -> its input (never changes)
 
     def executions(self) -> list[dict[str, Any]]:
@@ -110,25 +112,47 @@ class Results:
                 members_of.setdefault(str(item["parent_doc_id"]), []).append(item)
         outcomes: list[DocumentOutcome] = []
         for key in keys:
-            mine = [e for e in executions if e["input"].get("key") == key and not e["input"].get("parent_doc_id")]
-            mine.sort(key=lambda e: e["startDate"])
-            source_name = key.removeprefix(INCOMING_PREFIX)
-            if not mine:
-                outcomes.append(DocumentOutcome(key, source_name, None, None, None, 0.0))
+            execution = latest_execution(executions, key)
+            if execution is None:
+                outcomes.append(DocumentOutcome(key, key.removeprefix(INCOMING_PREFIX), None, None, None, 0.0))
                 continue
-            execution = mine[-1]
             doc_id = execution["input"].get("doc_id")
-            stop = execution.get("stopDate")
-            outcomes.append(DocumentOutcome(
-                key=key,
-                source_name=source_name,
-                doc_id=doc_id,
-                execution_status=execution["status"],
-                item=items.get(doc_id or ""),
-                seconds=(stop - execution["startDate"]).total_seconds() if stop else 0.0,
-                members=_member_outcomes(doc_id or "", members_of, execution["status"]),
-            ))
+            outcomes.append(_outcome(key, execution, items.get(doc_id or ""),
+                                     _member_outcomes(doc_id or "", members_of, execution["status"])))
         return outcomes
+
+    def outcome(self, key: str, execution: Mapping[str, Any], children: Mapping[str, Sequence[str]]) -> DocumentOutcome:
+        """One finished top-level document, without scanning the table: its item and its members'
+        (``children``: archive doc_id -> its members' doc_ids, as the runner saw them assembled),
+        read from moto's DynamoDB backend directly."""
+        doc_id = str(execution["input"].get("doc_id") or "")
+        status = str(execution["status"])
+        wanted = _descendants(doc_id, children)
+        items = self.items_direct([doc_id, *wanted])
+        members_of: dict[str, list[dict[str, Any]]] = {}
+        for member_id in wanted:
+            item = items.get(member_id)
+            if item is not None and item.get("parent_doc_id"):
+                members_of.setdefault(str(item["parent_doc_id"]), []).append(item)
+        return _outcome(key, execution, items.get(doc_id), _member_outcomes(doc_id, members_of, status))
+
+    def items_direct(self, doc_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Items by doc_id from moto's DynamoDB backend (no request, no serialization: a scan or a
+        GetItem per member cost milliseconds each); missing ones are left out."""
+        from boto3.dynamodb.types import TypeDeserializer
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.models import dynamodb_backends
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        table = dynamodb_backends[DEFAULT_ACCOUNT_ID][self.region].get_table(self.table_name)
+        deserializer = TypeDeserializer()
+        found: dict[str, dict[str, Any]] = {}
+        for doc_id in doc_ids:
+            item = table.get_item(DynamoType({"S": doc_id}), None)
+            if item is not None:
+                raw = item.to_json()["Attributes"]
+                found[doc_id] = {k: deserializer.deserialize(v) for k, v in raw.items()}
+        return found
 
     def result_keys(self, outcome: DocumentOutcome) -> list[str]:
         """The top-level result objects of a document (text.txt, document.md, report.json, ...)."""
@@ -140,6 +164,10 @@ class Results:
     def read(self, key: str) -> bytes:
         return bytes(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
 
+    def files(self, outcome: DocumentOutcome) -> StoredFiles:
+        """The document's top-level result files by name, read from the store when asked for."""
+        return StoredFiles(self.read, {key.rsplit("/", 1)[-1]: key for key in self.result_keys(outcome)})
+
     def count_pages_done(self, doc_ids: Iterable[str]) -> int:
         """Page JSONs written so far for running documents (progress display only)."""
         total = 0
@@ -148,6 +176,68 @@ class Results:
                                                                            Prefix=f"{work_prefix(doc_id)}pages/"):
                 total += page.get("KeyCount", 0)
         return total
+
+
+class StoredFiles(dict[str, bytes]):
+    """A document's result files by name (text.txt, report.json, ...), each read from the store
+    when it is asked for and not kept: writing a 20,000-member archive out holds one file at a time,
+    not every member's. Its stored values are placeholders: read it through ``[]``, ``get``,
+    ``items`` or ``values``. A file removed from the store since reads as empty."""
+
+    def __init__(self, read: Callable[[str], bytes], keys: Mapping[str, str]) -> None:
+        super().__init__(dict.fromkeys(keys, b""))
+        self._read = read
+        self._keys = dict(keys)
+
+    def __getitem__(self, name: str) -> bytes:
+        from botocore.exceptions import ClientError
+
+        key = self._keys[name]
+        try:
+            return self._read(key)
+        except ClientError as exc:  # gone from the store (forgotten after it was written out)
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return b""
+            raise
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self._keys else default
+
+    def items(self) -> ItemsView[str, bytes]:  # type: ignore[override]
+        return ItemsView(self)
+
+    def values(self) -> ValuesView[bytes]:  # type: ignore[override]
+        return ValuesView(self)
+
+
+def latest_execution(executions: Iterable[dict[str, Any]], key: str) -> dict[str, Any] | None:
+    """The last execution started for a dropped key (its archive members' are not its own)."""
+    mine = [e for e in executions if e["input"].get("key") == key and not e["input"].get("parent_doc_id")]
+    return max(mine, key=lambda e: e["startDate"]) if mine else None
+
+
+def _outcome(key: str, execution: Mapping[str, Any], item: dict[str, Any] | None,
+             members: list[DocumentOutcome]) -> DocumentOutcome:
+    stop = execution.get("stopDate")
+    return DocumentOutcome(
+        key=key,
+        source_name=key.removeprefix(INCOMING_PREFIX),
+        doc_id=execution["input"].get("doc_id"),
+        execution_status=execution["status"],
+        item=item,
+        seconds=(stop - execution["startDate"]).total_seconds() if stop else 0.0,
+        members=members,
+    )
+
+
+def _descendants(doc_id: str, children: Mapping[str, Sequence[str]]) -> list[str]:
+    found: list[str] = []
+    stack = list(children.get(doc_id, ()))
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(children.get(current, ()))
+    return found
 
 
 def _member_outcomes(doc_id: str, members_of: Mapping[str, list[dict[str, Any]]],

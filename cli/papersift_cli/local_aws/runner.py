@@ -24,12 +24,16 @@ from urllib.request import Request, urlopen
 from infra import deployment
 from papersift.settings import Settings
 from papersift.steps import DocumentOptions
+from papersift.workfiles import results_prefix, work_prefix
+from papersift_cli.local_aws import s3_direct
+from papersift_cli.local_aws.forget import forget_items, forget_objects
 from papersift_cli.local_aws.moto_patches import MotoPatches
-from papersift_cli.local_aws.outcomes import Results
+from papersift_cli.local_aws.outcomes import DocumentOutcome, Results, latest_execution
 from papersift_cli.local_aws.queue_poller import QueuePoller
 from papersift_cli.local_aws.resources import REGION, Resources, create_resources, function_name, state_machine_arn
 
 Handler = Callable[[Any, Any], Any]
+MEMBERS_PREFIX = deployment.MEMBERS_PREFIX  # members/<archive doc_id>/...
 _FINISHED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 _ACTIVE_LOCK = threading.Lock()
 
@@ -76,6 +80,29 @@ def _load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
+#: glibc's mallopt parameter: allocations from this size on are mmapped, and unmapped when freed
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 128 * 1024
+
+
+def keep_large_buffers_off_the_heap() -> bool:
+    """Fix glibc's mmap threshold at its default (128 KiB), for this process.
+
+    glibc raises the threshold to the size of each mmapped block freed (up to 32 MiB), so after a
+    step has read a 23 MB PDF and let it go, later buffers of that size come from the heap, and
+    every thread of the runner has a heap of its own (an arena) that keeps what it once held: a
+    10,000-page PDF's run reached 1.2 GB of RSS with ~300 MB in use, each of its 100 page batches
+    reading the whole file. A fixed threshold keeps such buffers mmapped, returned when freed (the
+    same run: 0.5 GB). Nothing else changes; False where there is no glibc."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1)
+    except (OSError, AttributeError):
+        return False
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -90,8 +117,14 @@ class LocalAws:
     """
 
     def __init__(self, settings: Settings | None = None, *, retry_time_scale: float = 0.0,
-                 log_level: str = "WARNING", prefix: str = "papersift", in_process: bool = True) -> None:
+                 log_level: str = "WARNING", prefix: str = "papersift", in_process: bool = True,
+                 forget_finished: bool = False, direct_s3: bool = False) -> None:
         self.settings = settings or Settings()
+        #: ``papersift run``: what a finished document leaves in the embedded AWS is removed as soon as
+        #: nothing reads it again (its work files when its assemble step returns, the rest after
+        #: ``forget``), so memory does not grow with the run (see forget.py). Off for tests that
+        #: look at work files afterwards and for ``papersift serve``, whose API serves them.
+        self.forget_finished = forget_finished
         #: the handlers' and the runner's AWS calls answered by moto in this thread (no HTTP); False
         #: when something outside must reach what they make (``papersift serve``'s presigned URLs)
         self.in_process = in_process
@@ -108,10 +141,18 @@ class LocalAws:
         self._results: Results | None = None
         self._poller: QueuePoller | None = None
         self._server: Any = None
-        self._patches = MotoPatches(self._dispatch, retry_time_scale, in_process)
+        #: in process, S3's plain object calls answered from moto's backend at ``before-call``
+        #: (s3_direct.py): `papersift run`. Off by default: tests that fail a request on its way
+        #: (a ``before-send`` handler) need the request to be sent
+        self._patches = MotoPatches(self._dispatch, retry_time_scale, in_process, direct_s3=direct_s3 and in_process)
         self._saved_env: dict[str, str | None] = {}
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
+        #: archive doc_id -> the doc_ids of its members whose assemble step returned (ever growing
+        #: only by a few ids per member: the results read the members' items by it, not by a scan)
+        self.children: dict[str, list[str]] = {}
+        #: keys of objects removed from the embedded S3 by forget_finished (tests look)
+        self.forgotten = 0
         #: workflow steps running at once: one per core. On AWS each invocation has CPUs of its own;
         #: here every Map iteration is a thread of one machine, and twenty Tesseract pages at once on
         #: two cores would each take ten times their time (and overrun their deadlines)
@@ -140,6 +181,7 @@ class LocalAws:
     def _start(self) -> None:
         from moto.server import ThreadedMotoServer
 
+        keep_large_buffers_off_the_heap()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self.port = _free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
@@ -151,7 +193,7 @@ class LocalAws:
         self._set_env()
         self._resources = create_resources(self.client, self.prefix, self._env())
         self._results = Results(self.client("s3"), self.client("stepfunctions"), self.client("dynamodb"),
-                                self.bucket, self.table_name, self.state_machine_arn)
+                                self.bucket, self.table_name, self.state_machine_arn, REGION)
         self._poller = QueuePoller(self.client("sqs"), self.queue_url, self._resources.queue_arn, self.dlq_url,
                                    REGION)
         self._load_handlers()
@@ -277,6 +319,7 @@ class LocalAws:
                 aws_secret_access_key="testing",
                 config=Config(retries={"max_attempts": 2}, max_pool_connections=20),
             )
+            s3_direct.install(self._clients[service])
         return self._clients[service]
 
     # -- handlers ----------------------------------------------------------------------------
@@ -287,6 +330,8 @@ class LocalAws:
         token = uuid.uuid4().hex[:8]
         for spec in deployment.FUNCTIONS:
             module = _load_module(handler_path(spec.name), f"papersift_local_{spec.name}_{token}")
+            for value in list(vars(module).values()):  # its module-level S3 client, made at import
+                s3_direct.install(value)
             self._modules[spec.name] = module
             self.handlers[spec.name] = module.handler
 
@@ -309,13 +354,18 @@ class LocalAws:
             # no lock around pdfium: the handlers call it only in worker processes of their own
             # (papersift.isolation), so steps run side by side here as Lambdas do on AWS, as many
             # at once as there are cores (ingest, which only starts runs, is not held back)
-            if spec.name == deployment.INGEST.name:
-                result = handler(event, context)
-            else:
-                with self._steps:
+            try:
+                if spec.name == deployment.INGEST.name:
                     result = handler(event, context)
+                else:
+                    with self._steps:
+                        result = handler(event, context)
+            finally:
+                self._clear_metrics(spec.name)
             payload = json.dumps(result, default=str)
             outcome = "ok"
+            if spec.name == deployment.ASSEMBLE.name:
+                self._assembled(event)
         except Exception as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
             payload = json.dumps({
@@ -329,6 +379,49 @@ class LocalAws:
         encoded = payload.encode("utf-8")
         response_headers["Content-Length"] = str(len(encoded))
         return encoded
+
+    def _clear_metrics(self, name: str) -> None:
+        """Metrics are off locally, and powertools then keeps every value a handler adds (flushing
+        clears nothing) until a metric holds 100, which it prints to stdout: `papersift run`'s
+        output filled with EMF JSON, and the values grew with the run. They are dropped after
+        each invocation instead (on Lambda they are flushed to CloudWatch after each)."""
+        metrics = getattr(self._modules.get(name), "metrics", None)
+        clear = getattr(metrics, "clear_metrics", None)
+        if callable(clear):
+            clear()
+
+    def _assembled(self, event: Mapping[str, Any]) -> None:
+        """A document's assemble step returned: note it under its archive, and with
+        ``forget_finished`` remove what nothing will read again (forget.py)."""
+        doc_id, parent = str(event.get("doc_id") or ""), event.get("parent_doc_id")
+        if not doc_id:
+            return
+        if parent:
+            with self._lock:
+                members = self.children.setdefault(str(parent), [])
+                if doc_id not in members:
+                    members.append(doc_id)
+        if not self.forget_finished:
+            return
+        source = str(event.get("key") or "")
+        removed = forget_objects(self.bucket, prefixes=[work_prefix(doc_id), f"{results_prefix(doc_id)}pages/"],
+                                 keys=[source] if parent and source.startswith(MEMBERS_PREFIX) else [])
+        with self._lock:
+            self.forgotten += removed
+
+    def forget(self, outcome: DocumentOutcome) -> int:
+        """Remove everything a finished top-level document and its members left in the embedded
+        AWS (objects, every version, and items), once its results are written out. Returns the
+        number of objects removed."""
+        doc_ids = [d for d in _doc_ids(outcome) if d]
+        prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), f"{MEMBERS_PREFIX}{d}/")]
+        removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key])
+        forget_items(REGION, self.table_name, doc_ids)
+        with self._lock:
+            for doc_id in doc_ids:
+                self.children.pop(doc_id, None)
+            self.forgotten += removed
+        return removed
 
     def _invoke_ingest(self, event: dict[str, Any]) -> tuple[Any, bool]:
         headers: dict[str, Any] = {}
@@ -347,17 +440,24 @@ class LocalAws:
         return key
 
     def wait(self, keys: Sequence[str], timeout: float = 1800.0, poll: float = 0.25,
-             on_poll: Callable[[list[dict[str, Any]]], None] | None = None) -> bool:
+             on_poll: Callable[[list[dict[str, Any]]], None] | None = None,
+             on_finished: Callable[[DocumentOutcome], None] | None = None) -> bool:
         """Wait until every key has a finished execution (or its notification is in the dead-letter
-        queue) and nothing else runs or waits in the queue. False on timeout."""
+        queue) and nothing else runs or waits in the queue. False on timeout.
+
+        ``on_finished`` gets each key's outcome (members included) once, as soon as the key's
+        execution has finished: `papersift run` writes it out then (and forgets it)."""
         deadline = time.monotonic() + timeout
         wanted = set(keys)
+        delivered: set[str] = set()
         poller = self._queue_poller()
         quiet_polls = 0
         while time.monotonic() < deadline:
             executions = self.results.executions()
             if on_poll is not None:
                 on_poll(executions)
+            if on_finished is not None:
+                self._deliver_finished(executions, wanted - delivered, delivered, on_finished)
             started = {e["input"].get("key") for e in executions if not e["input"].get("parent_doc_id")}
             running = [e for e in executions if e["status"] not in _FINISHED]
             pending = poller.pending()
@@ -370,6 +470,17 @@ class LocalAws:
                 return True
             time.sleep(poll)
         return False
+
+    def _deliver_finished(self, executions: list[dict[str, Any]], keys: set[str], delivered: set[str],
+                          on_finished: Callable[[DocumentOutcome], None]) -> None:
+        for key in sorted(keys):
+            execution = latest_execution(executions, key)
+            if execution is None or execution["status"] not in _FINISHED:
+                continue
+            with self._lock:
+                children = {parent: list(members) for parent, members in self.children.items()}
+            delivered.add(key)
+            on_finished(self.results.outcome(key, execution, children))
 
     def redeliver_pending(self) -> int:
         """Hand queued drops whose ingest failed to ingest again, as Lambda's SQS poller would."""
@@ -391,3 +502,11 @@ class LocalAws:
         if self._poller is None:
             raise RuntimeError("LocalAws is not open")
         return self._poller
+
+
+def _doc_ids(outcome: DocumentOutcome) -> list[str]:
+    """The document's doc_id and its members' (nested members too)."""
+    found = [outcome.doc_id or ""]
+    for member in outcome.members:
+        found.extend(_doc_ids(member))
+    return found

@@ -1,0 +1,205 @@
+"""What keeps `papersift run` fast on the embedded AWS (docs/benchmarks.md section 2): prefix
+listings from an index, S3 calls answered from moto's backend, big Maps without recursion, one
+parse of the workflow. (Results as each document finishes: test_e2e_run_streaming.py.)"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from papersift_cli.local_aws import LocalAws
+from papersift_cli.local_aws.s3_direct import DIRECT_S3
+from papersift_cli.local_aws.s3_index import PrefixIndex
+
+# -- listing a prefix --------------------------------------------------------------------------
+
+
+def test_the_prefix_index_finds_what_a_scan_of_every_name_finds() -> None:
+    rng = random.Random(11)
+    parts = ["work", "results", "members", "a", "ab", "a b", "pages", "x%y", ""]
+    names = {"/".join(rng.choice(parts) for _ in range(rng.randint(1, 5))) + f"{i}" for i in range(600)}
+    index = PrefixIndex()
+    for name in names:
+        index.add(name)
+    removed = set(rng.sample(sorted(names), 200))
+    for name in removed:
+        index.discard(name)
+    kept = names - removed
+    prefixes = {"", "a", "a/", "ab/", "work/", "work/a", "results/pages/", "a b/", "x%y/", "/", "nothing/"}
+    prefixes |= {name[: rng.randint(0, len(name))] for name in rng.sample(sorted(kept), 50)}
+    for prefix in prefixes:
+        assert sorted(index.names(prefix)) == sorted(n for n in kept if n.startswith(prefix)), prefix
+
+
+def test_listings_of_the_embedded_s3_match_moto_s_own_with_every_option(local_aws: LocalAws) -> None:
+    """moto's list_objects (every key visited) and the indexed one return the same pages."""
+    from moto.s3.models import S3Backend, s3_backends
+
+    from papersift_cli.local_aws.s3_index import IndexedKeyStore
+
+    aws = local_aws
+    aws.reset_documents()
+    s3 = aws.client("s3")
+    for name in ["work/d1/pages/00001.json", "work/d1/pages/00002.json", "work/d1/plan.json", "work/d10/x",
+                 "results/d1/text.txt", "results/d1/pages/00001.json", "results/d1 b/%41.txt", "top.txt"]:
+        s3.put_object(Bucket=aws.bucket, Key=name, Body=b"x")
+    s3.delete_object(Bucket=aws.bucket, Key="work/d1/plan.json")  # a delete marker is not listed
+    assert isinstance(s3_backends["123456789012"]["aws"].buckets[aws.bucket].keys, IndexedKeyStore)
+    patched = S3Backend.list_objects
+    original = patched.__wrapped__  # type: ignore[attr-defined]  # moto's own
+
+    def listing(function: Any, **kwargs: Any) -> Any:
+        S3Backend.list_objects = function
+        try:
+            pages, token = [], None
+            while True:
+                extra = {"ContinuationToken": token} if token else {}
+                page = s3.list_objects_v2(Bucket=aws.bucket, **kwargs, **extra)
+                pages.append([(o["Key"], o["Size"]) for o in page.get("Contents", [])]
+                             + [p["Prefix"] for p in page.get("CommonPrefixes", [])])
+                token = page.get("NextContinuationToken")
+                if not token:
+                    return pages
+        finally:
+            S3Backend.list_objects = patched
+
+    for kwargs in ({}, {"Prefix": "work/d1"}, {"Prefix": "work/d1/"}, {"Prefix": "work/d1/", "Delimiter": "/"},
+                   {"Delimiter": "/"}, {"Prefix": "results/d1 b/"}, {"Prefix": "work/", "MaxKeys": 2},
+                   {"Prefix": "results/", "Delimiter": "/", "MaxKeys": 1}, {"Prefix": "none/"}):
+        assert listing(patched, **kwargs) == listing(original, **kwargs), kwargs
+
+
+# -- S3 answered from moto's backend -------------------------------------------------------------
+
+
+@pytest.fixture
+def direct(local_aws: LocalAws) -> Iterator[LocalAws]:
+    local_aws.reset_documents()
+    DIRECT_S3.enabled = True
+    try:
+        yield local_aws
+    finally:
+        DIRECT_S3.enabled = False
+
+
+def _both(call: Any) -> tuple[Any, Any]:
+    """The call's response through moto's HTTP handling, then answered from the backend."""
+    DIRECT_S3.enabled = False
+    usual = call()
+    DIRECT_S3.enabled = True
+    answered = DIRECT_S3.answered
+    direct = call()
+    assert DIRECT_S3.answered == answered + 1, "not answered directly"
+    for response in (usual, direct):
+        response.pop("ResponseMetadata")
+        if "Body" in response:
+            response["Body"] = response["Body"].read()
+    return usual, direct
+
+
+def test_direct_s3_answers_what_moto_answers(direct: LocalAws) -> None:
+    s3, bucket = direct.client("s3"), direct.bucket
+    name = "work/doc/pages/a b%20+ü.json"
+    DIRECT_S3.enabled = False
+    s3.put_object(Bucket=bucket, Key=name, Body=b'{"page": 1}', ContentType="application/json",
+                  Metadata={"Papersift-Options": "e30="})
+    usual, answered = _both(lambda: s3.get_object(Bucket=bucket, Key=name))
+    usual.pop("ChecksumCRC32", None)  # botocore sent one with the usual upload
+    answered.pop("ChecksumCRC32", None)
+    assert usual == answered
+    assert answered["Body"] == b'{"page": 1}' and answered["Metadata"] == {"papersift-options": "e30="}
+    usual, answered = _both(lambda: s3.head_object(Bucket=bucket, Key=name))
+    assert usual == answered
+    for kwargs in ({"Prefix": "work/"}, {"Prefix": "work/doc/", "Delimiter": "/"}, {"Prefix": "", "MaxKeys": 1}):
+        usual, answered = _both(lambda kwargs=kwargs: s3.list_objects_v2(Bucket=bucket, **kwargs))
+        assert usual == answered, kwargs
+
+
+def test_direct_s3_stores_what_moto_stores_and_notifies_after(direct: LocalAws) -> None:
+    s3, bucket = direct.client("s3"), direct.bucket
+    for tag in ("usual", "direct"):
+        DIRECT_S3.enabled = tag == "direct"
+        s3.put_object(Bucket=bucket, Key=f"t/{tag}", Body=b"body", ContentType="text/plain", Metadata={"A": "1"})
+    DIRECT_S3.enabled = False
+    usual, direct_put = (s3.head_object(Bucket=bucket, Key=f"t/{tag}") for tag in ("usual", "direct"))
+    for field in ("ContentLength", "ContentType", "Metadata", "ETag"):
+        assert usual[field] == direct_put[field], field
+    assert usual["VersionId"] != direct_put["VersionId"]
+
+
+def test_what_direct_s3_does_not_handle_goes_the_usual_way(direct: LocalAws) -> None:
+    s3, bucket = direct.client("s3"), direct.bucket
+    s3.put_object(Bucket=bucket, Key="t/range", Body=b"0123456789")
+    before = DIRECT_S3.answered
+    assert s3.get_object(Bucket=bucket, Key="t/range", Range="bytes=2-4")["Body"].read() == b"234"
+    with pytest.raises(ClientError) as missing:
+        s3.get_object(Bucket=bucket, Key="t/never-written")
+    assert missing.value.response["Error"]["Code"] == "NoSuchKey"
+    with pytest.raises(ClientError):
+        s3.head_object(Bucket=bucket, Key="t/never-written")
+    assert DIRECT_S3.answered == before
+
+
+# -- Maps larger than the recursion limit --------------------------------------------------------
+
+
+def _run_machine(aws: LocalAws, definition: dict[str, Any], execution_input: dict[str, Any]) -> dict[str, Any]:
+    sfn = aws.client("stepfunctions")
+    arn = sfn.create_state_machine(name=f"maps-{time.monotonic_ns()}", definition=json.dumps(definition),
+                                   roleArn="arn:aws:iam::123456789012:role/papersift-role")["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, input=json.dumps(execution_input))["executionArn"]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        described = sfn.describe_execution(executionArn=execution)
+        if described["status"] != "RUNNING":
+            return dict(described)
+        time.sleep(0.2)
+    raise AssertionError("the execution did not end")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["INLINE", "DISTRIBUTED"])
+def test_a_map_with_more_jobs_a_worker_than_the_recursion_limit_ends(local_aws: LocalAws, mode: str) -> None:
+    """One worker (MaxConcurrency 1) and more items than sys.getrecursionlimit(): moto ran a worker's
+    jobs one recursion deeper each, so its thread died and the Map never ended."""
+    aws = local_aws
+    aws.reset_documents()
+    items = list(range(sys.getrecursionlimit() + 100))
+    processor: dict[str, Any] = {"ProcessorConfig": {"Mode": mode}, "StartAt": "Item",
+                                 "States": {"Item": {"Type": "Pass", "End": True}}}
+    state: dict[str, Any] = {"Type": "Map", "MaxConcurrency": 1, "ItemProcessor": processor, "ResultPath": None,
+                             "End": True}
+    if mode == "DISTRIBUTED":
+        processor["ProcessorConfig"]["ExecutionType"] = "STANDARD"
+        aws.client("s3").put_object(Bucket=aws.bucket, Key="work/maps/items.json", Body=json.dumps(items).encode())
+        state["ItemReader"] = {"Resource": "arn:aws:states:::s3:getObject", "ReaderConfig": {"InputType": "JSON"},
+                               "Parameters": {"Bucket": aws.bucket, "Key": "work/maps/items.json"}}
+    else:
+        state["ItemsPath"] = "$.items"
+    described = _run_machine(aws, {"StartAt": "Items", "States": {"Items": state}}, {"items": items})
+    assert described["status"] == "SUCCEEDED", described
+
+
+def test_a_distributed_map_s_children_leave_no_history_behind() -> None:
+    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventHistoryContext
+
+    from papersift_cli.local_aws.sfn_maps import UnrecordedEventManager
+
+    manager = UnrecordedEventManager()
+    context = EventHistoryContext.of_program_start()
+    assert [manager.add_event(context=context, event_type="PassStateEntered") for _ in range(3)] == [1, 2, 3]
+    assert manager.get_event_history() == []
+
+
+def test_every_execution_shares_one_parsed_workflow(local_aws: LocalAws) -> None:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    definition = json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}})
+    assert AmazonStateLanguageParser.parse(definition) is AmazonStateLanguageParser.parse(definition)
