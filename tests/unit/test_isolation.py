@@ -140,3 +140,39 @@ def test_a_worker_killed_at_its_deadline_leaves_no_temporary_file(threads: objec
     results = dict(run_units(nothing, leave_a_file_and_hang, [1, 2], Limits(seconds=1)))
     assert isinstance(results[1], UnitFailure)
     assert not Path(str(results[2])).exists() and not Path(str(results[2])).parent.exists()
+
+
+MAIN_SCRIPT = """
+import sys, threading
+sys.path[:0] = {paths!r}
+import counted_module  # the script's own import: counted once per interpreter that runs this script
+from papersift.isolation import Limits, run_once
+
+if __name__ == "__main__":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait).start()  # another thread: workers come from a fork server
+    for _ in range(3):
+        run_once(counted_module.pid, Limits(seconds=60))
+    stop.set()
+"""
+
+
+def test_workers_from_a_fork_server_find_the_main_script_s_imports_done(tmp_path: Path) -> None:
+    """Each worker runs the main script again (multiprocessing does): what the script imports is
+    imported once, in the fork server, not once a worker (the papersift script's CLI: ~25 ms a
+    worker, two workers a document)."""
+    import subprocess
+    import sys
+
+    import papersift
+
+    log = tmp_path / "imports.log"
+    (tmp_path / "counted_module.py").write_text(
+        f"import os\nwith open({str(log)!r}, 'a') as log:\n    log.write(f'{{os.getpid()}}\\n')\n\n"
+        "def pid() -> int:\n    return os.getpid()\n", encoding="utf-8")
+    script = tmp_path / "main_script.py"
+    paths = [str(tmp_path), str(Path(papersift.__file__).parents[1])]
+    script.write_text(MAIN_SCRIPT.format(paths=paths), encoding="utf-8")
+    subprocess.run([sys.executable, str(script)], check=True, timeout=120, cwd=tmp_path)
+    importers = log.read_text(encoding="utf-8").split()
+    assert len(importers) == 2, importers  # the script's process and the fork server, no worker

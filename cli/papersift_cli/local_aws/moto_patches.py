@@ -34,12 +34,6 @@
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
   (``s3_index.IndexedKeyStore``) and ``list_objects`` takes its candidates from it; same results.
-- The fork server that runs the steps' workers (``papersift.isolation``) also preloads the CLI
-  (``papersift_cli.main``): every worker it forks runs the parent's main script again
-  (``multiprocessing.spawn`` does, for pickles that name ``__main__``), and the ``papersift`` script
-  imports the CLI, jinja2 and the report page with it, once per plan and page batch. Preloaded, the
-  import is already done. (Python 3.11's fork server never receives the main script's path, so
-  preloading ``"__main__"`` itself does nothing.)
 """
 
 from __future__ import annotations
@@ -51,8 +45,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-#: what the ``papersift`` script imports, preloaded in the workers' fork server
-CLI_MODULE = "papersift_cli.main"
 #: (function name, request body, request headers, response headers) -> response payload
 Dispatch = Callable[[str, str, Any, Any], bytes]
 
@@ -90,7 +82,6 @@ class MotoPatches:
         self._parse_definitions_once()
         self._iterate_map_jobs()
         self._index_s3_listings()
-        self._preload_cli_in_fork_server()
         if self.in_process:
             self._answer_boto_calls_in_process()
             self._read_s3_urls_once()
@@ -277,12 +268,3 @@ class MotoPatches:
             models.S3Backend.list_objects = original  # type: ignore[method-assign]
 
         self._undo.append(undo)
-
-    def _preload_cli_in_fork_server(self) -> None:
-        from papersift import isolation
-
-        preload = list(isolation.FORK_SERVER_PRELOAD)
-        if CLI_MODULE not in preload:
-            # read when a worker starts (papersift.isolation._context); a fork server already
-            # running keeps what it preloaded
-            self._replace(isolation, "FORK_SERVER_PRELOAD", [*preload, CLI_MODULE])
