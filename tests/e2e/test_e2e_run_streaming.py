@@ -135,3 +135,28 @@ def test_papersift_run_writes_each_input_before_forgetting_it(tmp_path: Path, mo
         assert f"Note {number} about" in (out / f"note-{number}.txt" / "text.txt").read_text(encoding="utf-8")
         assert json.loads((out / f"note-{number}.txt" / "report.json").read_text())["status"] == "clean"
     assert "3 file(s)" in capsys.readouterr().out
+
+
+def test_what_a_run_forgets_is_freed_and_finished_threads_are_not_kept(forgetful: LocalAws, tmp_path: Path) -> None:
+    """moto kept every object it made (for its dashboard) and every thread its Step Functions
+    started, so a big archive's run grew by ~80 KB a member after all was forgotten."""
+    import gc
+    import weakref
+
+    from moto.s3.models import s3_backends
+    from moto.stepfunctions.parser import utils
+
+    aws = forgetful
+    archive = tmp_path / "notes.zip"
+    archive.write_bytes(_zip({f"note-{n:02d}.txt": f"Note {n} about the tide tables.\n".encode() for n in range(40)}))
+    kept: list[weakref.ref[Any]] = []
+
+    def on_finished(outcome: DocumentOutcome) -> None:
+        bucket = s3_backends["123456789012"]["aws"].buckets[aws.bucket]
+        kept.extend(weakref.ref(bucket.keys[key]) for key in aws.results.result_keys(outcome.members[0]))
+
+    assert aws.wait([aws.drop(archive)], timeout=120, on_finished=lambda o: (on_finished(o), aws.forget(o)))
+    gc.collect()
+    assert kept and all(ref() is None for ref in kept)
+    # 40 members' Maps started over 600 threads; the finished ones are let go
+    assert len(utils.TMP_THREADS) < 200, len(utils.TMP_THREADS)

@@ -19,11 +19,33 @@ its buffer closed), not with ``DeleteObject``, which in a versioned bucket only 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from infra.deployment import TABLE_KEY
 from papersift_cli.local_aws.s3_index import IndexedKeyStore
+
+
+class WeaklyTracked:
+    """moto's ``instances_tracked`` list of every model object made, holding none of them: an object
+    forgotten here is freed (moto only appends to it and iterates it, to reset or show its state).
+    By identity: some of moto's models compare equal without being hashable."""
+
+    def __init__(self, instances: Iterable[Any] = ()) -> None:
+        self._refs: dict[int, weakref.ref[Any]] = {}
+        for instance in instances:
+            self.append(instance)
+
+    def append(self, instance: Any) -> None:
+        key = id(instance)
+        self._refs[key] = weakref.ref(instance, lambda _ref: self._refs.pop(key, None))
+
+    def __iter__(self) -> Iterator[Any]:
+        return (instance for ref in list(self._refs.values()) if (instance := ref()) is not None)
+
+    def __len__(self) -> int:
+        return len(self._refs)
 
 
 def _s3_bucket(name: str) -> Any:

@@ -29,7 +29,11 @@
 - Map iterations (``sfn_maps``): a Map worker ran its jobs by recursion, one frame per job, so a
   Distributed Map of 20,000 members died past the recursion limit and never ended; it is a loop here.
   A Distributed Map's children wrote their history into an event manager of the Map Run that moto
-  never shows: one that keeps no events stands in for it (the events' ids are as before).
+  never shows: one that keeps no events stands in for it (the events' ids are as before). The
+  threads moto keeps in ``TMP_THREADS`` (never read) are pruned of finished ones.
+- moto keeps every model object it ever made (``instances_tracked``, for its dashboard and reset):
+  an object removed from S3 or DynamoDB was never freed (10 S3 versions a member of an archive, a
+  third of them forgotten). Tracked weakly instead: what moto still holds is still listed.
 - S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
@@ -81,6 +85,8 @@ class MotoPatches:
         self._compile_json_paths_once()
         self._parse_definitions_once()
         self._iterate_map_jobs()
+        self._forget_finished_threads()
+        self._track_models_weakly()
         self._index_s3_listings()
         if self.in_process:
             self._answer_boto_calls_in_process()
@@ -241,6 +247,41 @@ class MotoPatches:
                       distributed_eval_pool)
         # the Map Run's event manager is made by name in _eval_body
         self._replace(distributed_iteration_component, "EventManager", UnrecordedEventManager)
+
+    def _forget_finished_threads(self) -> None:
+        import sys
+
+        import moto.stepfunctions.parser.asl.component.program.program
+        import moto.stepfunctions.parser.asl.component.state.exec.execute_state
+        import moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component
+        import moto.stepfunctions.parser.asl.component.state.exec.state_parallel.branch_worker
+        import moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback  # noqa: F401
+        from moto.stepfunctions.parser import utils
+
+        from papersift_cli.local_aws.sfn_maps import LiveThreads
+
+        original = utils.TMP_THREADS
+        live = LiveThreads(original)
+        # every module that imported the list by name holds it as a global of its own
+        for module in [m for name, m in list(sys.modules.items()) if name.startswith("moto.stepfunctions")]:
+            if getattr(module, "TMP_THREADS", None) is original:
+                self._replace(module, "TMP_THREADS", live)
+
+    def _track_models_weakly(self) -> None:
+        from moto.core.common_models import BaseModel
+
+        from papersift_cli.local_aws.forget import WeaklyTracked
+
+        def new(cls: type, *args: Any, **kwargs: Any) -> Any:
+            instance: Any = object.__new__(cls)
+            tracked = cls.instances_tracked  # type: ignore[attr-defined]
+            if not isinstance(tracked, WeaklyTracked):  # a model's first object, or after moto's reset
+                tracked = WeaklyTracked(tracked)
+                cls.instances_tracked = tracked  # type: ignore[attr-defined]
+            tracked.append(instance)
+            return instance
+
+        self._replace(BaseModel, "__new__", staticmethod(new))
 
     def _parse_definitions_once(self) -> None:
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser

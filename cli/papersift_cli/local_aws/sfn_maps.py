@@ -11,10 +11,15 @@
   child executions) and drops when the Map ends: every state of every child, inputs and outputs
   included, stayed in memory until then (tens of events per archive member).
   :class:`UnrecordedEventManager` numbers the events as before and keeps none.
+- moto appends every thread its Step Functions start (a few per state of every iteration) to a
+  module-level list, ``TMP_THREADS``, that nothing reads or empties: 16 finished threads a member,
+  each with its locks and events, ~50 KB a member of a big archive's run. :class:`LiveThreads`
+  keeps only those still running.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
@@ -61,3 +66,17 @@ class UnrecordedEventManager(EventManager):
 
     def _publish_history_event(self, *args: Any, **kwargs: Any) -> None:
         return None
+
+
+class LiveThreads(list[threading.Thread]):
+    """``TMP_THREADS`` that forgets finished threads (looked at when it has doubled since)."""
+
+    def __init__(self, threads: list[threading.Thread]) -> None:
+        super().__init__(threads)
+        self._pruned_at = len(self)
+
+    def append(self, thread: threading.Thread) -> None:
+        super().append(thread)
+        if len(self) >= 2 * max(self._pruned_at, 64):
+            self[:] = [t for t in self if t.is_alive() or not t.ident]  # not yet started: kept
+            self._pruned_at = len(self)
