@@ -34,6 +34,8 @@
 - moto keeps every model object it ever made (``instances_tracked``, for its dashboard and reset):
   an object removed from S3 or DynamoDB was never freed (10 S3 versions a member of an archive, a
   third of them forgotten). Tracked weakly instead: what moto still holds is still listed.
+- S3 object bodies below 1 MiB are kept zlib-compressed (``s3_bodies``): a big archive's members'
+  results stay in S3 until the archive is assembled, ~24 KB a member.
 - S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
@@ -87,6 +89,7 @@ class MotoPatches:
         self._iterate_map_jobs()
         self._forget_finished_threads()
         self._track_models_weakly()
+        self._compress_small_bodies()
         self._index_s3_listings()
         if self.in_process:
             self._answer_boto_calls_in_process()
@@ -282,6 +285,14 @@ class MotoPatches:
             return instance
 
         self._replace(BaseModel, "__new__", staticmethod(new))
+
+    def _compress_small_bodies(self) -> None:
+        from moto.s3.models import FakeKey
+
+        from papersift_cli.local_aws.s3_bodies import compressed_value, etag_of
+
+        self._replace(FakeKey, "etag", etag_of(FakeKey.__dict__["etag"]))
+        self._replace(FakeKey, "value", compressed_value())
 
     def _parse_definitions_once(self) -> None:
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
