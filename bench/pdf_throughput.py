@@ -531,6 +531,11 @@ def whole_process(workload: Workload, repeat: int, goblin: bool) -> list[str]:
                                                      "--whole-process", *paths]
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
+    # `papersift extract` with several inputs reads them side by side: its workers are children of
+    # a fork server that outlives the command; reparented here and reaped, their CPU counts too
+    from run_overhead import become_subreaper, reap_orphans
+
+    become_subreaper()
     for _ in range(repeat):
         for name, command in commands.items():
             with tempfile.TemporaryDirectory() as out:
@@ -538,6 +543,7 @@ def whole_process(workload: Workload, repeat: int, goblin: bool) -> list[str]:
                 started = time.perf_counter()
                 subprocess.run([a.replace("{out}", out) for a in command], check=True, capture_output=True)
                 times[name].append(time.perf_counter() - started)
+                reap_orphans(seconds=10.0)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     lines = ["", f"## Whole process on {workload.name}: {len(paths)} PDFs, {workload.pages} pages "
