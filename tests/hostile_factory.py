@@ -17,7 +17,6 @@ import io
 import os
 import random
 import shutil
-import stat
 import subprocess
 import tarfile
 import tempfile
@@ -26,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_factory import nested_zip, tar_bytes, zip_bytes
+from archive_factory import nested_zip, tar_bytes, zip_bytes, zip_with_symlink
 from pdf_factory import text_pdf, write_pdf
 
 #: the contents of the planted secret file: no output may contain it
@@ -342,18 +341,6 @@ def many_members_zip(target: Path, count: int, payload: bytes = b"x") -> None:
             zf.writestr(f"m/{i:06d}.txt", payload)
 
 
-def zip_symlink(link: str, target: str, extra: Mapping[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        info = zipfile.ZipInfo(link)
-        info.create_system = 3
-        info.external_attr = (stat.S_IFLNK | 0o777) << 16
-        zf.writestr(info, target)
-        for name, data in extra.items():
-            zf.writestr(name, data)
-    return buffer.getvalue()
-
-
 def seven_zip(members: Mapping[str, bytes], symlinks: Mapping[str, str] = {}) -> bytes:
     """A 7z archive (7z binary) with files and symbolic links stored as links (-snl)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -543,7 +530,7 @@ def hostile_cases(*, big: bool = True) -> list[Hostile]:
         Hostile("links.tar", _bytes(lambda s: tar_bytes({"ok.txt": _text("ok")}, symlinks={"sym.txt": str(s)},
                                                         hardlinks={"hard.txt": str(s)})), review,
                 "tar symlink and hardlink to the secret"),
-        Hostile("links.zip", _bytes(lambda s: zip_symlink("sym.txt", str(s), {"ok.txt": _text("ok")})), review,
+        Hostile("links.zip", _bytes(lambda s: zip_with_symlink("sym.txt", str(s), {"ok.txt": _text("ok")})), review,
                 "zip symlink to the secret"),
         # -- names inside archives
         Hostile("names.zip", _bytes(zip_bytes({

@@ -4,15 +4,14 @@ does not grow with the run (docs/benchmarks.md section 2)."""
 
 from __future__ import annotations
 
-import io
 import json
 import threading
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from archive_factory import zip_bytes
 from pdf_factory import numbered_pdf
 
 from papersift.settings import Settings
@@ -26,14 +25,6 @@ def _keys_under(aws: LocalAws, prefix: str) -> list[str]:
     for page in aws.client("s3").get_paginator("list_object_versions").paginate(Bucket=aws.bucket, Prefix=prefix):
         listed.extend(v["Key"] for v in page.get("Versions", []) + page.get("DeleteMarkers", []))
     return listed
-
-
-def _zip(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
 
 
 
@@ -82,7 +73,7 @@ def test_a_finished_document_leaves_nothing_once_written_out(forgetful: LocalAws
     stay until written out (an archive's assemble reads its members'); forget removes the rest."""
     aws = forgetful
     archive = tmp_path / "bundle.zip"
-    archive.write_bytes(_zip({"a/first.txt": b"First note about herons.\n", "second.pdf": numbered_pdf(7),
+    archive.write_bytes(zip_bytes({"a/first.txt": b"First note about herons.\n", "second.pdf": numbered_pdf(7),
                               "third.txt": b"Third note about the marsh.\n"}))
     outcomes: list[DocumentOutcome] = []
     files_when_delivered: dict[str, bytes] = {}
@@ -148,7 +139,8 @@ def test_what_a_run_forgets_is_freed_and_finished_threads_are_not_kept(forgetful
 
     aws = forgetful
     archive = tmp_path / "notes.zip"
-    archive.write_bytes(_zip({f"note-{n:02d}.txt": f"Note {n} about the tide tables.\n".encode() for n in range(40)}))
+    notes = {f"note-{n:02d}.txt": f"Note {n} about the tide tables.\n".encode() for n in range(40)}
+    archive.write_bytes(zip_bytes(notes))
     kept: list[weakref.ref[Any]] = []
 
     def on_finished(outcome: DocumentOutcome) -> None:

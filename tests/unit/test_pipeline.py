@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from archive_factory import zip_bytes
 
 from papersift.pipeline import (
     assemble_document,
@@ -128,20 +129,9 @@ def test_catch_target_records_failed_and_the_item_says_not_trusted(tmp_path):
     jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(store.get("results/dx/report.json")))
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    import io
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
 def test_archive_members_become_documents_tagged_with_their_path(tmp_path, pdf_factory):
-    inner = _zip({"deep/note.txt": b"inner note text"})
-    outer = _zip({"edital/anexo_1.pdf": pdf_factory.numbered_pdf(2), "edital/anexos.zip": inner,
+    inner = zip_bytes({"deep/note.txt": b"inner note text"})
+    outer = zip_bytes({"edital/anexo_1.pdf": pdf_factory.numbered_pdf(2), "edital/anexos.zip": inner,
                   "vazio.txt": b"", "../evil.txt": b"x"})
     store, document = _store_with(tmp_path, "edital.zip", outer)
     report = process_document(store, document, Settings())

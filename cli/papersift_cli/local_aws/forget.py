@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from infra.deployment import TABLE_KEY
+from papersift_cli.local_aws.s3_direct import moto_bucket
 from papersift_cli.local_aws.s3_index import IndexedKeyStore
 
 
@@ -48,16 +49,9 @@ class WeaklyTracked:
         return len(self._refs)
 
 
-def _s3_bucket(name: str) -> Any:
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.s3.models import s3_backends
-
-    return s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets.get(name)
-
-
 def forget_objects(bucket_name: str, prefixes: Iterable[str] = (), keys: Iterable[str] = ()) -> int:
     """Every version of every key under ``prefixes`` and of ``keys``; the number of keys removed."""
-    bucket = _s3_bucket(bucket_name)
+    bucket = moto_bucket(bucket_name)
     if bucket is None:
         return 0
     store = bucket.keys

@@ -69,7 +69,7 @@ class DirectS3:
             return None
         if params.get("EncodingType") not in (None, "url"):
             return None
-        bucket = _bucket(params["Bucket"])
+        bucket = moto_bucket(params["Bucket"])
         if bucket is None:
             return None
         parsed = getattr(self, "_" + model.name)(bucket, params)
@@ -175,7 +175,8 @@ def _backend() -> Any:
     return s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
 
 
-def _bucket(name: str) -> Any:
+def moto_bucket(name: str) -> Any:
+    """moto's bucket of that name in the embedded S3, or None."""
     return _backend().buckets.get(name)
 
 
