@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from papersift_cli.local_aws import LocalAws
+from papersift_cli.local_aws import LocalAws, s3_bodies
+from papersift_cli.local_aws.forget import forget_objects
 from papersift_cli.local_aws.s3_direct import DIRECT_S3
 from papersift_cli.local_aws.s3_index import PrefixIndex
 
@@ -152,8 +153,40 @@ def test_a_body_kept_compressed_reads_back_as_written_with_its_size_and_etag(dir
         assert got["Body"].read() == body and got["ContentLength"] == len(body)
         assert got["ETag"] == f'"{hashlib.md5(body).hexdigest()}"'
     keys = s3_backends["123456789012"]["aws"].buckets[bucket].keys
-    stored = {name: len(keys[name]._value_buffer._file.getvalue()) for name in ("t/text.json", "t/dense.bin")}
+    stored = {name: len(s3_bodies._stored(keys[name])) for name in ("t/text.json", "t/dense.bin")}
     assert stored["t/text.json"] < len(text) // 10 and stored["t/dense.bin"] == len(dense)
+
+
+def test_bodies_live_on_disk_and_a_forgotten_key_frees_its_own(direct: LocalAws) -> None:
+    """The embedded S3 keeps bodies in a temporary SQLite file, not in memory (s3_bodies.py); a key
+    removed (every version disposed of) frees its body, and a copy of a key (moto deep-copies every version to list
+    them) has a body of its own: freeing the copy leaves the original readable."""
+    import gc
+
+    from moto.s3.models import s3_backends
+
+    s3, bucket = direct.client("s3"), direct.bucket
+    bodies = direct._patches.bodies
+    s3.put_object(Bucket=bucket, Key="t/warm", Body=b"w")  # what an earlier test disposed of is now deleted
+    before = bodies.count()
+    texts = {f"t/{n}.txt": (f"member {n} text " * 300).encode() for n in range(20)}
+    for name, body in texts.items():
+        s3.put_object(Bucket=bucket, Key=name, Body=body)
+    assert bodies.count() == before + 20
+    key = s3_backends["123456789012"]["aws"].buckets[bucket].keys["t/0.txt"]
+    assert key._value_buffer.tell() == 0 and len(key._value_buffer.read()) == 0
+    versions = s3.list_object_versions(Bucket=bucket, Prefix="t/")["Versions"]
+    assert {v["Key"] for v in versions} >= set(texts)
+    gc.collect()  # the listing's copies are gone: their bodies with them, not the originals'
+    assert bodies.count() == before + 20
+    assert forget_objects(bucket, keys=["t/0.txt"]) == 1  # every version disposed of
+    assert bodies.count() == before + 19
+    s3.put_object(Bucket=bucket, Key="t/1.txt", Body=b"overwritten")  # a new version beside the old
+    assert bodies.count() == before + 20
+    for name, body in texts.items():
+        if name != "t/0.txt":
+            expected = b"overwritten" if name == "t/1.txt" else body
+            assert s3.get_object(Bucket=bucket, Key=name)["Body"].read() == expected
 
 
 def test_what_direct_s3_does_not_handle_goes_the_usual_way(direct: LocalAws) -> None:

@@ -34,8 +34,9 @@
 - moto keeps every model object it ever made (``instances_tracked``, for its dashboard and reset):
   an object removed from S3 or DynamoDB was never freed (10 S3 versions a member of an archive, a
   third of them forgotten). Tracked weakly instead: what moto still holds is still listed.
-- S3 object bodies below 1 MiB are kept zlib-compressed (``s3_bodies``): a big archive's members'
-  results stay in S3 until the archive is assembled, ~24 KB a member.
+- S3 object bodies are kept in a temporary SQLite file, those below 1 MiB zlib-compressed
+  (``s3_bodies``): a big archive's members' results stay in S3 until the archive is assembled,
+  ~50 KB a member.
 - S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
@@ -77,6 +78,8 @@ class MotoPatches:
         self.in_process = in_process
         self.direct_s3 = direct_s3
         self._undo: list[Callable[[], None]] = []
+        #: where the embedded S3's object bodies are while the patches are applied
+        self.bodies: Any = None
 
     def apply(self) -> None:
         self._keep_step_functions_config()
@@ -89,7 +92,7 @@ class MotoPatches:
         self._iterate_map_jobs()
         self._forget_finished_threads()
         self._track_models_weakly()
-        self._compress_small_bodies()
+        self._keep_bodies_on_disk()
         self._index_s3_listings()
         if self.in_process:
             self._answer_boto_calls_in_process()
@@ -286,13 +289,17 @@ class MotoPatches:
 
         self._replace(BaseModel, "__new__", staticmethod(new))
 
-    def _compress_small_bodies(self) -> None:
+    def _keep_bodies_on_disk(self) -> None:
         from moto.s3.models import FakeKey
 
-        from papersift_cli.local_aws.s3_bodies import compressed_value, etag_of
+        from papersift_cli.local_aws.s3_bodies import BodyFile, etag_of, releasing, stateless, stored_value
 
+        self.bodies = BodyFile()
+        self._undo.append(self.bodies.close)  # after the patches below are undone
         self._replace(FakeKey, "etag", etag_of(FakeKey.__dict__["etag"]))
-        self._replace(FakeKey, "value", compressed_value())
+        self._replace(FakeKey, "value", stored_value(self.bodies))
+        self._replace(FakeKey, "dispose", releasing(FakeKey.dispose))
+        self._replace(FakeKey, "__getstate__", stateless(FakeKey.__getstate__))
 
     def _parse_definitions_once(self) -> None:
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
