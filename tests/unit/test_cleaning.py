@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from papersift.cleaning import clean_text, fold_latin_accents, stopwords_for, strip_noise
+from papersift.cleaning import clean_text, fold_latin_accents, join_cleaned, stopwords_for, strip_noise
 from papersift.errors import SettingsError
 
 
@@ -68,3 +68,17 @@ def test_ligatures_and_typographic_punctuation_fold_to_ascii() -> None:
 def test_empty_input_gives_empty_output() -> None:
     assert clean_text("") == ""
     assert clean_text(" \n\f ") == "\f"
+
+
+def test_texts_cleaned_one_by_one_and_joined_equal_the_whole_cleaned_at_once() -> None:
+    """A big archive's clean text is cleaned member by member (join_cleaned); it must be what
+    cleaning the whole archive text would give, whatever the members hold at their edges."""
+    import random
+
+    pieces = ["=== a/the.txt ===", "Ação e reação.", "the of and", "----------", "...", "", "\f", "\n\n\n",
+              "  spaced   out  ", "Página 2\f", "\fcapa", "ﬁnal “quoted” — text", "\x00\u200b", "§§§", "日本語の文"]
+    rng = random.Random(7)
+    for _ in range(300):
+        members = ["\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(1, 5))]
+        whole = clean_text("\n\n".join(members), remove_stopwords=True)
+        assert join_cleaned(clean_text(m, remove_stopwords=True) for m in members) == whole, members

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from unidecode import unidecode
@@ -118,17 +118,21 @@ def strip_noise(text: str) -> str:
 
 
 def drop_stopwords(text: str, languages: Sequence[str]) -> str:
-    """Words of the stopword lists removed, case- and accent-insensitively; line breaks kept."""
+    """Words of the stopword lists removed, case- and accent-insensitively; line breaks and page
+    separators kept (a page separator glued to a stopword, "out\f", went with it)."""
     stop = stopwords_for(tuple(languages))
-    lines = []
-    for line in text.split("\n"):
-        kept = []
-        for token in line.split(" "):
-            core = _TOKEN_EDGES.sub("", token)
-            if token and (not core or _fold_key(core) not in stop):
-                kept.append(token)
-        lines.append(" ".join(kept))
-    return "\n".join(lines)
+    pages = []
+    for page in text.split("\f"):
+        lines = []
+        for line in page.split("\n"):
+            kept = []
+            for token in line.split(" "):
+                core = _TOKEN_EDGES.sub("", token)
+                if token and (not core or _fold_key(core) not in stop):
+                    kept.append(token)
+            lines.append(" ".join(kept))
+        pages.append("\n".join(lines))
+    return "\f".join(pages)
 
 
 def _normalise_space(text: str) -> str:
@@ -137,6 +141,12 @@ def _normalise_space(text: str) -> str:
         lines = [_SPACES.sub(" ", line).strip() for line in page.split("\n")]
         pages.append(_BLANK_LINES.sub("\n\n", "\n".join(lines)).strip("\n"))
     return "\f".join(pages)
+
+
+def join_cleaned(parts: Iterable[str]) -> str:
+    """Texts cleaned one by one, joined as ``clean_text`` would have cleaned them joined by a blank
+    line (same options): a big archive is cleaned member by member, never whole."""
+    return _normalise_space("\n\n".join(part for part in parts if part))
 
 
 def clean_text(

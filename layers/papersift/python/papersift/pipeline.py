@@ -9,6 +9,7 @@ page text in the store under ``work/<doc_id>/``, never in the state.
 from __future__ import annotations
 
 import functools
+import io
 import tempfile
 import time
 from collections import Counter
@@ -478,8 +479,11 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                                     f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
-    texts: list[str] = []
-    markdown: list[str] = []
+    # members' text and Markdown go straight into one buffer each, and the clean text is cleaned
+    # member by member: a 20,000-member archive held its text four times over at once (the parts,
+    # their join, its bytes, the join again for cleaning) and cleaning listed every character
+    text_out, markdown_out = _Joined(), _Joined()
+    cleaned: list[str] | None = [] if _wants_clean_text(plan, settings) else None
     ledgers: list[dict[str, Any]] = []
     codes: list[str] = []  # why members were cut or left out, in listing order
     if listing.status != str(archives.ArchiveStatus.OK):
@@ -501,8 +505,11 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
             if member_report.char_count:  # a member without text adds no tag line, only its entry
-                texts.append(member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8"))
-                markdown.append(f"## {member.path}\n\n" + store.get(member_prefix + "document.md").decode("utf-8"))
+                text = member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8")
+                text_out.add(text.encode("utf-8"))
+                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + "document.md"))
+                if cleaned is not None:
+                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
         elif member.doc_id:
             member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
         elif member.status == str(archives.MemberStatus.SKIPPED_LIMIT):
@@ -516,9 +523,10 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             else codes[0]
         report.errors.append(ErrorRecord(code=code, reason=report.reason))
     prefix = results_prefix(doc_id)
-    store.put(prefix + "text.txt", "\n\n".join(texts).encode("utf-8"), "text/plain; charset=utf-8")
-    store.put(prefix + "document.md", "\n\n".join(markdown).encode("utf-8"), "text/markdown; charset=utf-8")
-    _write_clean_text(store, doc_id, "\n\n".join(texts), plan, settings)
+    store.put(prefix + "text.txt", text_out.value(), "text/plain; charset=utf-8")
+    store.put(prefix + "document.md", markdown_out.value(), "text/markdown; charset=utf-8")
+    if cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(cleaned))
     usage = load_usage(store, doc_id)
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
 
@@ -532,9 +540,31 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
 def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
     """text.clean.txt for indexing (accents folded, pt/en/es stopwords and noise removed);
     text.txt itself is never altered."""
-    if plan.clean_text if plan else settings.clean_text:
-        cleaned = cleaning.clean_text(text, remove_stopwords=True)
-        store.put(results_prefix(doc_id) + "text.clean.txt", cleaned.encode("utf-8"), "text/plain; charset=utf-8")
+    if _wants_clean_text(plan, settings):
+        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True))
+
+
+def _wants_clean_text(plan: Plan | None, settings: Settings) -> bool:
+    return plan.clean_text if plan else settings.clean_text
+
+
+def _put_clean_text(store: ObjectStore, doc_id: str, cleaned: str) -> None:
+    store.put(results_prefix(doc_id) + "text.clean.txt", cleaned.encode("utf-8"), "text/plain; charset=utf-8")
+
+
+class _Joined:
+    """Parts joined by a blank line as they come, as UTF-8 bytes."""
+
+    def __init__(self) -> None:
+        self._buffer = io.BytesIO()
+
+    def add(self, part: bytes) -> None:
+        if self._buffer.tell():
+            self._buffer.write(b"\n\n")
+        self._buffer.write(part)
+
+    def value(self) -> bytes:
+        return self._buffer.getvalue()
 
 
 #: unpack statuses that are no problem: a nested archive whose members are listed on their own
