@@ -235,7 +235,15 @@ def _result_from_outcome(aws: Any, name: str, outcome: Any, finished: bool) -> F
     result = FileResult.from_files(name, files, outcome.seconds, status=status, reason=reason, broken=outcome.broken)
     if not outcome.broken:
         result.status, result.reason = outcome.status, outcome.reason
-    result.members = [_result_from_outcome(aws, m.source_name, m, finished) for m in outcome.members]
+    result.members = [_member_result(aws, member, finished) for member in outcome.members]
+    return result
+
+
+def _member_result(aws: Any, outcome: Any, finished: bool) -> FileResult:
+    """A member's result without its cost ledger: its archive's ledger has it merged, and 20,000
+    members' ledgers held at once while their archive is written out are ~100 MB."""
+    result = _result_from_outcome(aws, outcome.source_name, outcome, finished)
+    result.cost = {}
     return result
 
 

@@ -47,6 +47,12 @@ class DocumentOutcome:
         return results_prefix(self.doc_id or "")
 
 
+#: what an archive member's outcome is built from: its whole item, for each of 20,000 members at once
+#: while the archive is written out, held ~40 numbers and strings a member (docs/benchmarks.md section 2)
+MEMBER_FIELDS = frozenset({TABLE_KEY, "status", "reason", "parent_doc_id", "source_key", "archive_path",
+                           "source_name"})
+
+
 class Results:
     """Queries over the executions, the table and the bucket of one embedded AWS."""
 
@@ -128,7 +134,8 @@ class Results:
         doc_id = str(execution["input"].get("doc_id") or "")
         status = str(execution["status"])
         wanted = _descendants(doc_id, children)
-        items = self.items_direct([doc_id, *wanted])
+        items = self.items_direct([doc_id])
+        items.update(self.items_direct(wanted, MEMBER_FIELDS))
         members_of: dict[str, list[dict[str, Any]]] = {}
         for member_id in wanted:
             item = items.get(member_id)
@@ -136,9 +143,10 @@ class Results:
                 members_of.setdefault(str(item["parent_doc_id"]), []).append(item)
         return _outcome(key, execution, items.get(doc_id), _member_outcomes(doc_id, members_of, status))
 
-    def items_direct(self, doc_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def items_direct(self, doc_ids: Iterable[str], fields: frozenset[str] | None = None) -> dict[str, dict[str, Any]]:
         """Items by doc_id from moto's DynamoDB backend (no request, no serialization: a scan or a
-        GetItem per member cost milliseconds each); missing ones are left out."""
+        GetItem per member cost milliseconds each), with only ``fields`` when given; missing ones are
+        left out."""
         from boto3.dynamodb.types import TypeDeserializer
         from moto.core import DEFAULT_ACCOUNT_ID
         from moto.dynamodb.models import dynamodb_backends
@@ -151,7 +159,8 @@ class Results:
             item = table.get_item(DynamoType({"S": doc_id}), None)
             if item is not None:
                 raw = item.to_json()["Attributes"]
-                found[doc_id] = {k: deserializer.deserialize(v) for k, v in raw.items()}
+                found[doc_id] = {k: deserializer.deserialize(v) for k, v in raw.items()
+                                 if fields is None or k in fields}
         return found
 
     def result_keys(self, outcome: DocumentOutcome) -> list[str]:
