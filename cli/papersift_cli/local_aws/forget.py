@@ -14,7 +14,8 @@ a document leaves can go as soon as nothing will read it again:
   prefixes, its upload (every version) and its members' DynamoDB items and its own.
 
 Objects are removed from moto's S3 backend directly (``bucket.keys.pop``: every version of the key,
-its buffer closed), not with ``DeleteObject``, which in a versioned bucket only adds a delete marker.
+its body freed; and the tag set moto keeps for each version), not with ``DeleteObject``, which in a
+versioned bucket only adds a delete marker.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from infra.deployment import TABLE_KEY
-from papersift_cli.local_aws.s3_direct import moto_bucket
+from papersift_cli.local_aws.s3_direct import moto_backend, moto_bucket
 from papersift_cli.local_aws.s3_index import IndexedKeyStore
 
 
@@ -61,8 +62,11 @@ def forget_objects(bucket_name: str, prefixes: Iterable[str] = (), keys: Iterabl
             names.update(store.index.names(prefix))
         else:
             names.update(name for name in list(dict.keys(store)) if name.startswith(prefix))
+    tagger = moto_backend().tagger
     removed = 0
     for name in names:
+        for version in store.getlist(name, []):  # every put left an (empty) tag set by the version's ARN
+            tagger.delete_all_tags_for_resource(version.arn)
         try:
             store.pop(name)
         except KeyError:  # not there (already removed, or never written)

@@ -19,7 +19,9 @@ whichever way it is stored.
 from __future__ import annotations
 
 import hashlib
+import io
 import sqlite3
+import tempfile
 import threading
 import zlib
 from typing import Any
@@ -31,6 +33,9 @@ COMPRESS_FROM_BYTES = 512
 #: bodies from this size up stay in moto's buffer (SQLite's default limit on a value is 1e9 bytes)
 SPILL_BELOW_BYTES = 256 << 20
 _COMPRESSED = "_papersift_zlib"
+#: the buffer of every key whose body is in a BodyFile (moto only closes it, or drops it to copy the key)
+NO_BUFFER = io.BytesIO()
+NO_BUFFER.close()
 _ROW = "_papersift_row"  # (BodyFile, row id) of a body kept in a BodyFile
 
 
@@ -115,11 +120,13 @@ def _set_value(bodies: BodyFile, key: Any, value: bytes | str) -> None:
         if len(packed) * 5 <= len(value) * 4:
             stored, compressed = packed, True
     _release(key)
-    key._value_buffer.seek(0)
-    key._value_buffer.truncate()
+    key._value_buffer.close()
     if len(stored) < SPILL_BELOW_BYTES:
         setattr(key, _ROW, (bodies, bodies.put(stored)))
+        key._value_buffer = NO_BUFFER  # moto's own buffer, empty, was ~400 bytes a key
     else:
+        # moto closes it when the key is disposed of, as it does the one it made
+        key._value_buffer = tempfile.SpooledTemporaryFile(key._max_buffer_size)  # noqa: SIM115
         key._value_buffer.write(stored)
     setattr(key, _COMPRESSED, compressed)
     key.contentsize = len(value)

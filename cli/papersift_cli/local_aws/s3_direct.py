@@ -110,7 +110,7 @@ class DirectS3:
             body = body.read()  # a file object (boto3's upload_file hands a bounded reader)
             if isinstance(body, str):
                 body = body.encode("utf-8")
-        backend = _backend()
+        backend = moto_backend()
         key = backend.put_object(bucket.name, params["Key"], bytes(body), storage="STANDARD",
                                  disable_notification=True)
         metadata: dict[str, str] = {f"{_META}{name.lower()}": value for name, value in
@@ -137,7 +137,7 @@ class DirectS3:
         delimiter = params.get("Delimiter")
         encoding = params.get("EncodingType")
         max_keys = int(params.get("MaxKeys", DEFAULT_MAX_KEYS))
-        found, truncated, next_token = _backend().list_objects_v2(
+        found, truncated, next_token = moto_backend().list_objects_v2(
             bucket=bucket, prefix=prefix, delimiter=delimiter, continuation_token=token, start_after=None,
             max_keys=max_keys)
         keys = [k for k in found if isinstance(k, FakeKey)]
@@ -168,7 +168,8 @@ class DirectS3:
         return parsed
 
 
-def _backend() -> Any:
+def moto_backend() -> Any:
+    """moto's S3 backend (the default account's)."""
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.s3.models import s3_backends
 
@@ -177,7 +178,7 @@ def _backend() -> Any:
 
 def moto_bucket(name: str) -> Any:
     """moto's bucket of that name in the embedded S3, or None."""
-    return _backend().buckets.get(name)
+    return moto_backend().buckets.get(name)
 
 
 def _latest(bucket: Any, name: str) -> Any:
