@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.util
 import os
 import pickle
 import resource
@@ -140,9 +141,11 @@ class _Call:
         return self.work()
 
 
-#: a Unix socket's path holds at most 107 bytes: the fork server's lives in multiprocessing's temp
-#: folder under TMPDIR, which may be longer than that leaves room for (a test's deep tmp_path)
-_SOCKET_FOLDER_MAX = 60
+#: where multiprocessing's own temp folder (the fork server's socket) goes: not under TMPDIR,
+#: which may be longer than a Unix socket's path allows (107 bytes: a test's deep tmp_path) or be a
+#: caller's work folder that it lists and removes (the socket folder then appeared among its files,
+#: and multiprocessing failed at exit to remove what the caller had removed)
+_SOCKET_PARENT = "/tmp"
 
 
 def _context() -> Any:
@@ -153,8 +156,10 @@ def _context() -> Any:
     context.set_forkserver_preload([*FORK_SERVER_PRELOAD, *_main_script_imports()])
     # multiprocessing's own temp folder setting, which the fork server's socket goes under
     config: dict[str, Any] = getattr(multiprocessing.current_process(), "_config")  # noqa: B009
-    if "tempdir" not in config and len(tempfile.gettempdir()) > _SOCKET_FOLDER_MAX:
-        config["tempdir"] = tempfile.mkdtemp(prefix="pymp-", dir="/tmp")
+    if "tempdir" not in config:
+        config["tempdir"] = tempfile.mkdtemp(prefix="pymp-", dir=_SOCKET_PARENT)
+        # as multiprocessing does for the folder it makes itself
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(config["tempdir"], True), exitpriority=-100)
     return context
 
 
