@@ -14,6 +14,7 @@ import pytest
 from archive_factory import zip_bytes
 from pdf_factory import numbered_pdf
 
+from infra.deployment import TABLE_KEY
 from papersift.settings import Settings
 from papersift_cli.local_aws import LocalAws
 from papersift_cli.local_aws.outcomes import DocumentOutcome
@@ -86,6 +87,10 @@ def test_a_finished_document_leaves_nothing_once_written_out(forgetful: LocalAws
             assert _keys_under(aws, f"results/{member.doc_id}/pages/") == []
             assert sorted(k.rsplit("/", 1)[-1] for k in _keys_under(aws, f"results/{member.doc_id}/")) == \
                 ["document.md", "report.html", "report.json", "text.txt"]
+            # its item is set aside from the table, and still answers for it
+            raw = aws.client("dynamodb").get_item(TableName=aws.table_name, Key={TABLE_KEY: {"S": member.doc_id}})
+            assert "Item" not in raw and member.status == "clean"
+            assert aws.results.items()[member.doc_id]["status"] == "clean"
         assert _keys_under(aws, f"members/{outcome.doc_id}/") == []
         files_when_delivered.update(aws.results.files(outcome).items())
 
@@ -98,7 +103,7 @@ def test_a_finished_document_leaves_nothing_once_written_out(forgetful: LocalAws
     assert removed >= 4 * 4  # the archive's results and its members'
     for prefix in ("work/", "results/", "members/", "incoming/"):
         assert _keys_under(aws, prefix) == [], prefix
-    assert aws.results.items() == {}
+    assert aws.results.items() == {}  # the table's and the set-aside members'
 
 
 def test_papersift_run_writes_each_input_before_forgetting_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -8,8 +8,9 @@ a document leaves can go as soon as nothing will read it again:
 
 - when a document's assemble step has returned: its work files (``work/<doc_id>/``), its page
   JSONs under its results (``results/<doc_id>/pages/``: the output folder has no use for them) and,
-  for an archive member, its source (``members/<archive>/...``). The member's other results stay:
-  its archive's assemble reads them;
+  for an archive member, its source (``members/<archive>/...``) and its DynamoDB item, whose
+  fields its outcome needs are set aside (``Results.set_aside``). The member's other results
+  stay: its archive's assemble reads them;
 - when a top-level document's results are written out: everything under its own and its members'
   prefixes, its upload (every version) and its members' DynamoDB items and its own.
 

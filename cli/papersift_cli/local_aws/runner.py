@@ -406,6 +406,8 @@ class LocalAws:
         source = str(event.get("key") or "")
         removed = forget_objects(self.bucket, prefixes=[work_prefix(doc_id), f"{results_prefix(doc_id)}pages/"],
                                  keys=[source] if parent and source.startswith(MEMBERS_PREFIX) else [])
+        if parent and self.results.set_aside(doc_id):
+            forget_items(REGION, self.table_name, [doc_id])
         with self._lock:
             self.forgotten += removed
 
@@ -417,6 +419,7 @@ class LocalAws:
         prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), f"{MEMBERS_PREFIX}{d}/")]
         removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key])
         forget_items(REGION, self.table_name, doc_ids)
+        self.results.drop_set_aside(doc_ids)
         with self._lock:
             for doc_id in doc_ids:
                 self.children.pop(doc_id, None)
