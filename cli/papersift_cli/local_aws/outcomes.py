@@ -121,8 +121,10 @@ class Results:
         from boto3.dynamodb.types import TypeDeserializer
 
         raw = self.dynamodb.get_item(TableName=self.table_name, Key={TABLE_KEY: {"S": doc_id}}).get("Item")
+        if not raw:
+            return dict(self._set_aside[doc_id]) if doc_id in self._set_aside else None
         deserializer = TypeDeserializer()
-        return {k: deserializer.deserialize(v) for k, v in raw.items()} if raw else None
+        return {k: deserializer.deserialize(v) for k, v in raw.items()}
 
     def outcomes(self, keys: Sequence[str]) -> list[DocumentOutcome]:
         """What happened to each dropped key, from its execution and DynamoDB; archive members
