@@ -369,7 +369,8 @@ def _corpus_reading(files: Path, name: str, index: int) -> OcrReading:
 
 
 _JPN_MISSING_GLYPH = ("the phrase's 倣 (U+5023) is not in the unicharset of the installed jpn_vert and jpn models "
-                      "(tessdata fast), which read 伏; test_vertical_japanese_is_read_with_jpn_vert pins the rest")
+                      "(tessdata fast), which read 伏, nor in Debian's chi_tra and chi_tra_vert (combine_tessdata "
+                      "-u); test_vertical_japanese_is_read_with_jpn_vert pins the rest")
 #: (manifest name, page of a PDF or frame of an image, what the picture is)
 CORPUS_PICTURES = [
     ("ts__phototest-rotated-180.png", 0, "upside down"),

@@ -221,10 +221,8 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         if detect_orientation and pictures.lines_run_across(gray):
             first = _read_as_it_came(gray, files, configured, deadline)
         if first is not None and first.sure:
-            notes.extend(first.notes)
-            notes.append(f"read as it came with {first.read.language}: sure ({first.summary}), no orientation "
-                         "detection needed")
-            best = _latin_reread(first.read, first.path, first.read.language, models, first.config, deadline, notes)
+            best = first.kept(f"read as it came with {first.read.language}: sure ({first.summary}), no orientation "
+                              "detection needed", models, deadline, notes)
             return _reading(best, whole, notes, started, orientation=Orientation(script="Latin"), skew=first.skew)
         if first is not None:
             notes.append(f"read as it came with {first.read.language}: unsure ({first.summary}): orientation and "
@@ -243,9 +241,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
             # ("Caballa", "lalala") that raised their confidence 0.03-0.09, two across the trust
             # line, for 2.2 s a page (docs/benchmarks.md section 4); a page in another configured
             # language is re-read in it alone by _latin_reread
-            notes.extend(first.notes)
-            notes.append(f"upright, Latin: kept the reading with {first.read.language}")
-            best = _latin_reread(first.read, first.path, first.read.language, models, first.config, deadline, notes)
+            best = first.kept(f"upright, Latin: kept the reading with {first.read.language}", models, deadline, notes)
             return _reading(best, whole, notes, started, orientation=orientation, skew=first.skew)
         prepared, skew = _straightened(pictures.turned(gray, orientation.rotate), notes)
         path = files.write(prepared)
@@ -293,6 +289,12 @@ class _AsItCame:
     @property
     def summary(self) -> str:
         return f"confidence {_confidence(self.read)}, {self.read.words} words"
+
+    def kept(self, why: str, models: frozenset[str], deadline: _Deadline, notes: list[str]) -> _Read:
+        """This reading as the page's, or its re-read in the language its text is in."""
+        notes.extend(self.notes)
+        notes.append(why)
+        return _latin_reread(self.read, self.path, self.read.language, models, self.config, deadline, notes)
 
 
 def _read_as_it_came(gray: Image.Image, files: _Files, configured: str, deadline: _Deadline) -> _AsItCame | None:
