@@ -220,14 +220,19 @@ def _within_sides(picture: RenderedPage, original: Original) -> bool:
 
 def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrEngines:
     """Tesseract when its binary is installed here, Textract through ``textract_client`` when one
-    is given (the handler creates it; a local run has none)."""
-    from papersift.ocr import tesseract, textract
+    is given (the handler creates it; a local run has none, and does not import botocore for it:
+    0.16 s of every `papersift extract`)."""
+    from papersift.ocr import tesseract
+
+    local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
+        if shutil.which("tesseract") else None
+    if textract_client is None:
+        return OcrEngines(tesseract=local, textract=None)
+    from papersift.ocr import textract
 
     reader = textract.TextractReader(textract_client)
 
     def read_with_textract(picture: RenderedPage, original: Original | None, tables: bool) -> OcrReading:
         return reader.read(_textract_document(picture, original), tables=tables)
 
-    local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
-        if shutil.which("tesseract") else None
-    return OcrEngines(tesseract=local, textract=read_with_textract if textract_client is not None else None)
+    return OcrEngines(tesseract=local, textract=read_with_textract)
