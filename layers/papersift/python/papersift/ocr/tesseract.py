@@ -243,12 +243,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
             # language is re-read in it alone by _latin_reread
             best = first.kept(f"upright, Latin: kept the reading with {first.read.language}", models, deadline, notes)
             return _reading(best, whole, notes, started, orientation=orientation, skew=first.skew)
-        prepared, skew = _straightened(pictures.turned(gray, orientation.rotate), notes)
-        path = files.write(prepared)
-        config = RECOGNITION_CONFIG
-        if pictures.uneven_light(prepared) >= UNEVEN_LIGHT:
-            config = f"{config} {SAUVOLA}"
-            notes.append("unevenly lit (a photo?): binarised with local (Sauvola) thresholds")
+        path, skew, config = _prepared(pictures.turned(gray, orientation.rotate), files, notes)
         reads = [_recognise(path, candidates[0], config, deadline)]
         for language in candidates[1:]:
             try:
@@ -304,12 +299,7 @@ def _read_as_it_came(gray: Image.Image, files: _Files, configured: str, deadline
     if primary not in LATIN_MODELS.values():
         return None
     notes: list[str] = []
-    prepared, skew = _straightened(gray, notes)
-    path = files.write(prepared)
-    config = RECOGNITION_CONFIG
-    if pictures.uneven_light(prepared) >= UNEVEN_LIGHT:
-        config = f"{config} {SAUVOLA}"
-        notes.append("unevenly lit (a photo?): binarised with local (Sauvola) thresholds")
+    path, skew, config = _prepared(gray, files, notes)
     return _AsItCame(_recognise(path, primary, config, deadline), path, skew, config, tuple(notes))
 
 
@@ -494,6 +484,17 @@ def _osd(path: Path, config: str, deadline: _Deadline) -> Orientation | str:
     except RuntimeError as exc:  # pytesseract's timeout
         return f"OSD {exc}"
     return parse_osd(str(output)) or "OSD gave no answer"
+
+
+def _prepared(upright: Image.Image, files: _Files, notes: list[str]) -> tuple[Path, float, str]:
+    """The picture straightened and written for tesseract: its file, the skew undone and the
+    recognition settings (Sauvola's thresholds for an unevenly lit one)."""
+    prepared, skew = _straightened(upright, notes)
+    config = RECOGNITION_CONFIG
+    if pictures.uneven_light(prepared) >= UNEVEN_LIGHT:
+        config = f"{config} {SAUVOLA}"
+        notes.append("unevenly lit (a photo?): binarised with local (Sauvola) thresholds")
+    return files.write(prepared), skew, config
 
 
 def _straightened(upright: Image.Image, notes: list[str]) -> tuple[Image.Image, float]:
