@@ -4,6 +4,7 @@ and reports that validate against the published schema."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -245,3 +246,19 @@ def test_an_oversized_file_is_refused_from_its_size_without_being_read(tmp_path,
     report = process_document(store, document, Settings(max_file_bytes=4096))
     assert report.status == "limit_exceeded" and report.error_code == "limit_exceeded" and not report.trusted
     assert "5000 bytes, over max_file_bytes=4096" in report.reason
+
+
+@pytest.mark.parametrize("key", ["../outside.txt", "a/../../outside.txt", "/etc/passwd", ""])
+def test_a_store_key_cannot_reach_outside_its_folder(tmp_path: Path, key: str) -> None:
+    store = LocalDirStore(tmp_path / "bucket")
+    with pytest.raises(ValueError, match="escapes the store"):
+        store.put(key, b"x")
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_a_store_writes_again_into_a_folder_removed_behind_its_back(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "bucket")
+    store.put("work/doc/pages/00001.json", b"1")
+    shutil.rmtree(tmp_path / "bucket" / "work")
+    store.put("work/doc/pages/00002.json", b"2")
+    assert store.get("work/doc/pages/00002.json") == b"2"

@@ -6,6 +6,7 @@ on a laptop. The S3 store takes an injected client: the core never creates one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -83,6 +84,16 @@ class S3ObjectStore:
         self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": metadata or {}})
 
 
+def _write(path: str, data: bytes) -> bool:
+    """Write a file; False when its folder does not exist."""
+    try:
+        with open(path, "wb") as file:
+            file.write(data)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 class LocalDirStore:
     """A directory as a bucket; metadata lives beside each object as ``<key>.meta.json``."""
 
@@ -91,10 +102,15 @@ class LocalDirStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        self._base = os.path.realpath(root)
+        self._folders: set[str] = set()  # made by put: one mkdir per folder, not per object
 
-    def _path(self, key: str) -> Path:
-        path = (self.root / key).resolve()
-        if not path.is_relative_to(self.root.resolve()):
+    def _path(self, key: str) -> str:
+        # a string, checked as one: two resolve() a call (every component lstat'ed) and pathlib's
+        # parsing were a tenth of `papersift extract`'s own time; the store writes only files,
+        # never a symlink to follow
+        path = os.path.normpath(os.path.join(self._base, key))
+        if not path.startswith(self._base + os.sep):
             raise ValueError(f"key escapes the store: {key!r}")
         return path
 
@@ -106,7 +122,8 @@ class LocalDirStore:
         return json.loads(meta.read_text()) if meta.exists() else {}
 
     def get(self, key: str) -> bytes:
-        return self._path(key).read_bytes()
+        with open(self._path(key), "rb") as file:
+            return file.read()
 
     def get_with_metadata(self, key: str) -> tuple[bytes, dict[str, str]]:
         return self.get(key), self._read_meta(key)
@@ -114,8 +131,13 @@ class LocalDirStore:
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
             metadata: dict[str, str] | None = None) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        folder = os.path.dirname(path)
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            self._folders.add(folder)
+        if not _write(path, data):  # the folder was removed behind the store's back
+            os.makedirs(folder, exist_ok=True)
+            _write(path, data)
         self._write_meta(key, metadata)
 
     def _write_meta(self, key: str, metadata: dict[str, str] | None) -> None:
@@ -125,13 +147,13 @@ class LocalDirStore:
             meta.write_text(json.dumps(metadata))
 
     def exists(self, key: str) -> bool:
-        return self._path(key).is_file()
+        return os.path.isfile(self._path(key))
 
     def size(self, key: str) -> int:
-        return self._path(key).stat().st_size
+        return os.stat(self._path(key)).st_size
 
     def metadata(self, key: str) -> dict[str, str]:
-        if not self._path(key).is_file():
+        if not os.path.isfile(self._path(key)):
             raise FileNotFoundError(key)
         return self._read_meta(key)
 
@@ -151,8 +173,9 @@ class LocalDirStore:
         """A hard link where the file system allows (an input is only read: no second copy of a
         large file), else a copy."""
         target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.unlink(missing_ok=True)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
         try:
             os.link(path, target)
         except OSError:
@@ -161,6 +184,7 @@ class LocalDirStore:
 
     def delete_prefix(self, prefix: str) -> None:
         """Every object under ``prefix`` (a folder of the store), and their metadata."""
+        self._folders.clear()
         for root in (self.root, self.root / self._META):
             folder = (root / prefix).resolve()
             if folder.is_relative_to(root.resolve()) and folder != root.resolve():
