@@ -64,15 +64,18 @@ def capped_dpi(width_pt: float, height_pt: float, dpi: float, max_pixels: int) -
 
 
 def render_pages(data: bytes, numbers: Iterable[int], *, dpi: float = 300, passwords: tuple[str, ...] = (),
-                 max_pixels: int = DEFAULT_MAX_PIXELS, grayscale: bool = True) -> Iterator[RenderedPage]:
+                 max_pixels: int = DEFAULT_MAX_PIXELS, grayscale: bool = True,
+                 smooth_images: bool = True) -> Iterator[RenderedPage]:
     """Draw pages ``numbers`` (1-based) of a PDF, opening it once. Raises the PdfHandle
-    errors (encrypted, corrupt, empty) for the document and EngineError for a page."""
+    errors (encrypted, corrupt, empty) for the document and EngineError for a page.
+    ``smooth_images=False``: pdfium draws pictures without filtering them (poppler ignores it),
+    for a drawing that is scaled down afterwards anyway."""
     with PdfHandle(data, passwords) as handle:
         for number in numbers:
             if not 1 <= number <= handle.page_count:
                 raise EngineError(f"page {number} is outside the document's 1..{handle.page_count}")
             if handle.pdfium is not None:
-                yield _render_pdfium(handle, number, dpi, max_pixels, grayscale)
+                yield _render_pdfium(handle, number, dpi, max_pixels, grayscale, smooth_images)
             else:
                 yield _render_poppler(handle, number, dpi, max_pixels, grayscale)
 
@@ -84,14 +87,16 @@ def render_page(data: bytes, number: int, *, dpi: float = 300, passwords: tuple[
                              grayscale=grayscale))
 
 
-def _render_pdfium(handle: PdfHandle, number: int, dpi: float, max_pixels: int, grayscale: bool) -> RenderedPage:
+def _render_pdfium(handle: PdfHandle, number: int, dpi: float, max_pixels: int, grayscale: bool,
+                   smooth_images: bool = True) -> RenderedPage:
     assert handle.pdfium is not None
     page = handle.pdfium[number - 1]
     try:
         width, height = page.get_size()
         drawn_dpi, capped = capped_dpi(width, height, dpi, max_pixels)
         # the page's /Rotate is applied by pdfium itself: the picture is the page as shown
-        bitmap = page.render(scale=drawn_dpi / POINTS_PER_INCH, grayscale=grayscale, may_draw_forms=False)
+        bitmap = page.render(scale=drawn_dpi / POINTS_PER_INCH, grayscale=grayscale, may_draw_forms=False,
+                             no_smoothimage=not smooth_images)
         try:
             image = bitmap.to_pil()
             # the PIL image shares pdfium's buffer: copy it out before the bitmap is freed
