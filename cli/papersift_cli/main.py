@@ -293,15 +293,17 @@ class _Watcher:
 
 def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
                     writer: ResultWriter, out: Path) -> list[FileResult]:
-    """The same steps as the workflow, in this process, over a directory store: ``parallel_files``
-    inputs at once (their pages are read in worker processes, so threads here only wait), each
-    written out by ``writer`` the moment it is done and its work files removed. OCR reads with
-    Tesseract where it is installed (no Textract: no client is configured here), and Lambda usage
-    is priced at the deployed functions' memory."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    """The same steps as the workflow, over a directory store: ``parallel_files`` inputs at once,
+    each in a lane (papersift_cli.lanes: a process of its own, so the workers reading its pages
+    are forked, not sent to a fork server), each written out by ``writer`` the moment it is done
+    and its work files removed. OCR reads with Tesseract where it is installed (no Textract: no
+    client is configured here), and Lambda usage is priced at the deployed functions' memory."""
+    import threading
 
     from infra.deployment import memory_by_function
     from papersift.ocr.stage import default_engines
+    from papersift.pipeline import preload_for_workers
+    from papersift_cli.lanes import run_in_lanes
 
     engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
     memory = memory_by_function()
@@ -317,17 +319,17 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
             progress.update(pages_done=progress.pages_done + result.pages)
             progress.finished(names[index], result.status, result.pages, result.seconds, result.reason)
 
+        def lost(index: int, why: str) -> FileResult:
+            return FileResult(name=names[index], status="failed", reason=why, broken=True)
+
         progress.update(current=", ".join(names[:jobs]))
-        if jobs <= 1:
-            # no thread beside this one, so the workers are forked (a few ms) rather than sent to a
-            # fork server (~15-25 ms each, two a document: a 2,000-member zip took 20x longer)
+        if jobs <= 1 or threading.active_count() > 1:  # lanes are forked: only from a single thread
             for index in range(len(inputs)):
                 done(index, extract_one(index))
         else:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                futures = {pool.submit(extract_one, index): index for index in range(len(inputs))}
-                for future in as_completed(futures):
-                    done(futures[future], future.result())
+            preload_for_workers()
+            largest_first = sorted(range(len(inputs)), key=lambda index: -inputs[index].stat().st_size)
+            run_in_lanes(jobs, largest_first, extract_one, done, lost)
     return [result for result in results if result is not None]
 
 
@@ -341,7 +343,8 @@ def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines:
     document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name_text(path.name))
     store.upload_file(path, document.key)
     started = time.monotonic()
-    report = process_document(store, document, settings, engines=engines, memory=memory)
+    # the output folder holds no per-page files: the store need not write them
+    report = process_document(store, document, settings, engines=engines, memory=memory, page_files=False)
     result = _stored_result(store, name, report)
     result.seconds = time.monotonic() - started
     store.delete_prefix(document.key)

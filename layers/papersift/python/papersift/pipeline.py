@@ -364,8 +364,9 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
 
 
 def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Settings,
-                      invocation: Invocation | None = None) -> ExtractionReport:
-    """Join the pages into text.txt, document.md and report.json under results/<doc_id>/."""
+                      invocation: Invocation | None = None, page_files: bool = True) -> ExtractionReport:
+    """Join the pages into text.txt, document.md and report.json under results/<doc_id>/, with
+    pages/<n>.json beside them unless ``page_files`` is False (a caller that keeps none of them)."""
     started = time.perf_counter()
     doc_id, failure = request.doc_id, request.error
     plan = request.plan
@@ -388,7 +389,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
-    write_results(store, report, pages)
+    write_results(store, report, pages, page_files)
     _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
@@ -651,13 +652,14 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     return str(DocumentStatus.CLEAN), f"all {total} page(s) have a trusted text layer"
 
 
-def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent]) -> None:
+def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent],
+                  page_files: bool = True) -> None:
     prefix = results_prefix(report.doc_id)
     text = PAGE_SEPARATOR.join(p.text for p in pages)
     markdown = "\n\n".join(md for md in (p.to_markdown() for p in pages) if md)
     store.put(prefix + "text.txt", text.encode("utf-8"), "text/plain; charset=utf-8")
     store.put(prefix + "document.md", markdown.encode("utf-8"), "text/markdown; charset=utf-8")
-    for page in pages:
+    for page in pages if page_files else ():
         put_json(store, f"{prefix}pages/{page.number:05d}.json", page.to_dict())
 
 
@@ -714,14 +716,30 @@ def _decimals(value: Any) -> Any:
 # -- all steps in one process ------------------------------------------------------------
 
 
+def preload_for_workers() -> None:
+    """Load once, in a process about to fork those that run the steps, what each of them would
+    otherwise load for itself: the PDF reader and the word lists for the workers reading pages
+    (~20 ms a worker, two or more a document), the report page's template for assemble (~50 ms)."""
+    import codecs
+
+    from papersift.formats import pdf  # noqa: F401
+    from papersift.quality import lexicon
+    from papersift.report_page import compiled_template
+
+    lexicon()
+    codecs.lookup("utf-16-le")  # pdfium's text comes as UTF-16
+    compiled_template()
+
+
 def process_document(store: ObjectStore, document: DocumentRef, settings: Settings, level: int = 0, *,
-                     engines: OcrEngines | None = None,
-                     memory: Mapping[str, int] | None = None) -> ExtractionReport:
+                     engines: OcrEngines | None = None, memory: Mapping[str, int] | None = None,
+                     page_files: bool = True) -> ExtractionReport:
     """Plan, extract every batch (or unpack and process every member), read the pages that need
     OCR and assemble, in this process: what the workflow does, routed by the same ``Plan.route``
     and the batches' ``needs_ocr``, for `papersift extract`. ``level`` counts the archive steps above the
     document, as the workflow's nesting does. ``engines``: the OCR engines (none: pages that need
-    OCR say so); ``memory``: the deployed functions' memory (MB) by name, to estimate Lambda usage."""
+    OCR say so); ``memory``: the deployed functions' memory (MB) by name, to estimate Lambda usage;
+    ``page_files``: see :func:`assemble_document`."""
 
     def invocation(function: str) -> Invocation | None:
         return Invocation(function, memory[function]) if memory and function in memory else None
@@ -739,14 +757,15 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
                                           Path(scratch), invocation("unpack"))
             items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
             for item in items:
-                process_document(store, item, settings, level + 1, engines=engines, memory=memory)
+                process_document(store, item, settings, level + 1, engines=engines, memory=memory,
+                                 page_files=page_files)
         if route is Route.OCR or (route is Route.EXTRACT and any(result.needs_ocr for result in extracted)):
             _read_ocr_pages(store, document, plan, settings, engines, invocation)
         return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings,
-                                 invocation("assemble"))
+                                 invocation("assemble"), page_files)
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         failure = AssembleRequest(**document.ref.model_dump(), error=StepError.from_exception(exc))
-        return assemble_document(store, failure, settings, invocation("assemble"))
+        return assemble_document(store, failure, settings, invocation("assemble"), page_files)
 
 
 def _read_ocr_pages(store: ObjectStore, document: DocumentRef, plan: Plan, settings: Settings,

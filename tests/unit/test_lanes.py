@@ -1,0 +1,70 @@
+"""`papersift extract`'s lanes: inputs handed out largest first, read in processes forked once,
+whose page workers are forked straight from them; a lane killed from outside costs only its input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from papersift.isolation import Limits, run_once
+from papersift_cli.lanes import run_in_lanes
+
+
+def collect(lanes: int, order: list[int], work: object) -> tuple[list[int], dict[int, object]]:
+    handed: list[int] = []
+    results: dict[int, object] = {}
+
+    def done(index: int, result: object) -> None:
+        handed.append(index)
+        results[index] = result
+
+    run_in_lanes(lanes, order, work, done, lambda index, why: f"lost: {why}")  # type: ignore[arg-type]
+    return handed, results
+
+
+def test_one_lane_reads_the_inputs_in_the_order_given_each_once() -> None:
+    handed, results = collect(1, [2, 0, 1], lambda index: index * 10)
+    assert handed == [2, 0, 1]
+    assert results == {0: 0, 1: 10, 2: 20}
+
+
+def test_two_lanes_read_side_by_side_in_processes_of_their_own() -> None:
+    def work(index: int) -> int:
+        time.sleep(0.2)  # long enough that the second lane takes the next input
+        return os.getpid()
+
+    _, results = collect(2, list(range(6)), work)
+    lanes = set(results.values())
+    assert len(lanes) == 2 and os.getpid() not in lanes
+
+
+def test_a_lanes_page_workers_are_forked_from_it_not_from_a_fork_server() -> None:
+    def work(index: int) -> tuple[int, int]:
+        return os.getpid(), run_once(os.getppid, Limits(30))
+
+    _, results = collect(2, [0, 1], work)
+    for lane, workers_parent in results.values():  # type: ignore[misc]
+        assert workers_parent == lane
+
+
+def test_a_lane_killed_from_outside_costs_only_the_input_it_held() -> None:
+    def work(index: int) -> int:
+        if index == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return index
+
+    handed, results = collect(2, [0, 1, 2, 3], work)
+    assert sorted(handed) == [0, 1, 2, 3]
+    assert results[1] == "lost: the process reading it ended without a result (exit status -9)"
+    assert {results[i] for i in (0, 2, 3)} == {0, 2, 3}
+
+
+def test_an_error_in_the_work_is_raised_where_the_lanes_were_started() -> None:
+    def work(index: int) -> int:
+        raise ValueError(f"input {index} is not a document")
+
+    with pytest.raises(RuntimeError, match="ValueError: input 0 is not a document"):
+        collect(1, [0, 1], work)
