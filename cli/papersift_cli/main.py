@@ -303,6 +303,7 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     from infra.deployment import memory_by_function
     from papersift.ocr.stage import default_engines
     from papersift.pipeline import preload_for_workers
+    from papersift.report_page import compiled_template
     from papersift_cli.lanes import run_in_lanes
 
     engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
@@ -327,7 +328,9 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
             for index in range(len(inputs)):
                 done(index, extract_one(index))
         else:
+            # what the lanes would otherwise each load for themselves
             preload_for_workers()
+            compiled_template()
             largest_first = sorted(range(len(inputs)), key=lambda index: -inputs[index].stat().st_size)
             run_in_lanes(jobs, largest_first, extract_one, done, lost)
     return [result for result in results if result is not None]

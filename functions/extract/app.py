@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.ledger import Invocation
-from papersift.pipeline import extract_batch
+from papersift.pipeline import extract_batch, preload_for_workers
 from papersift.settings import Settings
 from papersift.steps import Batch
 from papersift.storage import S3ObjectStore
@@ -22,6 +22,8 @@ tracer = Tracer()
 metrics = Metrics()
 settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3")
+# every invocation forks a worker to read its pages: loaded here once, each worker inherits it
+preload_for_workers()
 
 
 @logger.inject_lambda_context

@@ -717,18 +717,16 @@ def _decimals(value: Any) -> Any:
 
 
 def preload_for_workers() -> None:
-    """Load once, in a process about to fork those that run the steps, what each of them would
-    otherwise load for itself: the PDF reader and the word lists for the workers reading pages
-    (~20 ms a worker, two or more a document), the report page's template for assemble (~50 ms)."""
+    """Load once, in a process about to fork the workers that read pages, what each of them would
+    otherwise load for itself on its first page: the PDF reader and the word lists (~20 ms a
+    worker, one or more a batch)."""
     import codecs
 
     from papersift.formats import pdf  # noqa: F401
     from papersift.quality import lexicon
-    from papersift.report_page import compiled_template
 
     lexicon()
     codecs.lookup("utf-16-le")  # pdfium's text comes as UTF-16
-    compiled_template()
 
 
 def process_document(store: ObjectStore, document: DocumentRef, settings: Settings, level: int = 0, *,
