@@ -2,7 +2,7 @@
 
 Exit codes: 0 when every input got a recorded status (a bad input is a result, not a failure),
 1 when papersift itself broke (a runner exception, or an input left without any status),
-2 for bad usage or settings.
+2 for bad usage or settings, 130 when Ctrl-C stopped it.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from papersift_cli.output import FileResult, ResultWriter, print_summary, unique
 from papersift_cli.progress import Progress
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
+#: Ctrl-C, as a shell reports a command SIGINT stopped
+EXIT_INTERRUPTED = 130
 #: Retry waits of the workflow are multiplied by this locally: a laptop has no throttling to wait out
 CLI_RETRY_TIME_SCALE = 0.05
 
@@ -127,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress.close()
         print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_BROKEN
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"papersift: interrupted; the inputs finished before are in {args.out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         progress.close()
     print_summary(results, sys.stdout, time.monotonic() - started)

@@ -67,3 +67,35 @@ def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_remo
     done = subprocess.run([str(PAPERSIFT), "extract", str(note), "--out", str(out), "--quiet"], check=False)
     assert done.returncode == 0
     assert not left.exists() and not list(out.glob(".papersift-work-*"))
+
+
+def test_ctrl_c_stops_the_lanes_and_their_workers_and_says_so(tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("a-scan.tif", "b-scan.tif"):
+        slow_scan(inputs / name, frames=30)
+    out = tmp_path / "out"
+    # a session of its own: Ctrl-C reaches the whole process group, as a terminal sends it
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(out), "--quiet",
+                                "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    assert wait_for(lambda: list(out.glob(".papersift-work-*/work")))
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert b"papersift: interrupted" in stderr and b"Traceback" not in stderr
+    assert wait_for(lambda: not _processes_in_group(process.pid), seconds=30), "a lane or worker outlived the command"
+    assert not list(out.glob(".papersift-work-*"))
+
+
+def _processes_in_group(group: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] != "Z":  # pgrp; zombies are already gone
+                found.append(int(entry.name))
+    return found
