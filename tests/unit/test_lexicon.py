@@ -73,3 +73,9 @@ def test_missing_lists_raise_an_installation_error_naming_the_build_command(tmp_
         lexicon.lexicon.__wrapped__(tmp_path)
     with pytest.raises(InstallationError, match=re.escape(lexicon.BUILD_COMMAND)):
         lexicon.arabic_words.__wrapped__(tmp_path)
+
+
+def test_every_common_word_is_in_the_word_trie() -> None:
+    """quality._word_evidence counts a common word as known without asking the trie."""
+    lex = lexicon.lexicon()
+    assert [word for word in lex.common_mask if word not in lex.words] == []

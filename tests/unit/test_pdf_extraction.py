@@ -101,7 +101,7 @@ def _script_engines(monkeypatch: pytest.MonkeyPatch, script: Script, layout: Pag
 
 
 def _fake_verdicts(monkeypatch: pytest.MonkeyPatch, verdicts: dict[str, TextVerdict]) -> None:
-    def fake_assess(text: str, layout: PageLayout | None = None) -> TextVerdict:
+    def fake_assess(text: str, layout: PageLayout | None = None, nonspace: int | None = None) -> TextVerdict:
         return verdicts[text]
 
     monkeypatch.setattr(pdf, "assess_text", fake_assess)

@@ -59,7 +59,8 @@ BUILD_COMMAND = "python -m papersift.lexicon"
 class Lexicon:
     #: every word of every language, lower case (a memory-mapped trie: ``in`` is the only use)
     words: marisa_trie.Trie
-    #: word -> bit mask of the languages (bit i = LANGUAGES[i]) it is among the most frequent in
+    #: word -> bit mask of the languages (bit i = LANGUAGES[i]) it is among the most frequent in;
+    #: every one of these words is in ``words`` too (both come from the same frequency tables)
     common_mask: Mapping[str, int]
     #: letter pairs (accents folded) that real words of these languages use; a cipher's
     #: text uses many others, a language we have no dictionary for mostly does not

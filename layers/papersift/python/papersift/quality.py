@@ -338,10 +338,11 @@ class _Evidence:
 # --- the verdict ------------------------------------------------------------------------------
 
 
-def assess_text(text: str, layout: PageLayout | None = None) -> TextVerdict:
-    """Judge one page's text: score it, name what is wrong, and say how sure we are."""
+def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | None = None) -> TextVerdict:
+    """Judge one page's text: score it, name what is wrong, and say how sure we are.
+    ``nonspace``: the text's ``nonspace_count``, when the caller has it already."""
     layout = layout or PageLayout()
-    nonspace = nonspace_count(text)
+    nonspace = nonspace_count(text) if nonspace is None else nonspace
     if nonspace < _T.min_chars:
         return _empty_verdict(layout)
     page = _measure(text, layout, nonspace)
@@ -717,7 +718,10 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
     """Dictionary, case and spacing evidence from a bounded sample of the page's letter runs."""
     sample = " ".join(original).lower().split(" ") if original else []
     known = lex.words
-    in_dict = list(map(known.__contains__, sample))
+    # a common word is in the trie (the lists are built that way): most of a page's words are
+    # common, and a dict lookup costs a tenth of the trie's
+    masks = list(map(lex.common_mask.get, sample))
+    in_dict = [mask is not None or word in known for word, mask in zip(sample, masks, strict=True)]
     # words of 3+ letters: shorter ones hit the dictionary by chance (built from C-level passes:
     # a Python loop over the sample costs more than the lookups)
     lengths = list(map(len, sample))
@@ -751,7 +755,7 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
         suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
-        language=_language(sample, lex) if hit_rate >= _T.real_words_hit_rate else None,
+        language=_language(masks, len(sample)) if hit_rate >= _T.real_words_hit_rate else None,
     )
 
 
@@ -848,15 +852,15 @@ def _broken_pairs(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) 
     return len(joined)
 
 
-def _language(sample: Sequence[str], lex: Lexicon) -> str | None:
-    """The language whose most frequent words cover most of the sample."""
-    masks = Counter(map(lex.common_mask.get, sample))
+def _language(masks: Sequence[int | None], words: int) -> str | None:
+    """The language whose most frequent words cover most of the sample (``masks``: each sampled
+    word's ``Lexicon.common_mask``, None for a word common in none)."""
     counts = [0] * len(LANGUAGES)
-    for mask, n in masks.items():
+    for mask, n in Counter(masks).items():
         for bit in _MASK_BITS[mask] if mask else ():
             counts[bit] += n
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
-    enough = counts[best] >= max(_T.language_min_words, _T.language_min_share * len(sample))
+    enough = counts[best] >= max(_T.language_min_words, _T.language_min_share * words)
     return LANGUAGES[best] if enough else None
 
 

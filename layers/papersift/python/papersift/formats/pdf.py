@@ -233,9 +233,10 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     text = normalise_text(raw)
     unmapped = count_unmapped(text)
     layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
-    verdict = _guard_unmapped(assess_text(text, layout), text, unmapped)
+    glyphs = nonspace_count(text)
+    verdict = _guard_unmapped(assess_text(text, layout, glyphs), text, unmapped)
     if engine == "pdfium":
-        work.page_glyphs, work.page_unmapped = nonspace_count(text), unmapped
+        work.page_glyphs, work.page_unmapped = glyphs, unmapped
         if not text.strip() and work.text_objects:
             # the page draws text that pdfium could not read (a font it cannot load): not an
             # empty page, and another engine may read it
@@ -260,8 +261,8 @@ MIN_GLYPH_COVERAGE = 0.75
 
 
 def _offer(candidate: _Candidate, work: _PageWork) -> None:
-    glyphs = nonspace_count(candidate.text)
-    if candidate.engine != "pdfium" and glyphs < MIN_GLYPH_COVERAGE * work.page_glyphs:
+    glyphs = nonspace_count(candidate.text) if candidate.engine != "pdfium" else work.page_glyphs
+    if glyphs < MIN_GLYPH_COVERAGE * work.page_glyphs:
         if not candidate.verdict.suspect:
             work.notes.append(f"{candidate.engine} read only {glyphs} of the {work.page_glyphs} characters on the page")
             work.attempts[-1].signals.append("partial_coverage")
