@@ -15,6 +15,7 @@ only the input it held, which is reported as broken, and a new lane takes the re
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
@@ -76,23 +77,39 @@ def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT
                 done(index, value)
                 hand_out(end)
     finally:
+        # only when something went wrong: each lane stops its workers on SIGTERM (SIGKILL would
+        # leave them running their page to its end), then is killed if it has not ended
+        for process, _ in held.values():
+            process.terminate()
         for end, (process, _) in held.items():
-            process.kill()
-            process.join()
+            process.join(LANE_GRACE_SECONDS)
+            if process.is_alive():
+                process.kill()
+                process.join()
             end.close()
+
+
+#: how long a lane told to stop may take to stop its workers
+LANE_GRACE_SECONDS = 5.0
 
 
 def _lane(end: Connection, work: Callable[[int], Any]) -> None:
     """One lane: inputs until the command sends None. Ctrl-C reaches the whole process group: the
     command reports it, the lane just stops (its workers are stopped as they are when it raises)."""
+    signal.signal(signal.SIGTERM, _stop_lane)
     try:
         while (index := end.recv()) is not None:
             try:
                 message: tuple[str, Any] = (_OK, work(index))
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or told to stop: not the work's error
                 raise
             except BaseException as exc:  # the command raises it, as if the work had run there
                 message = (_RAISED, f"{type(exc).__name__}: {exc}")
             end.send(message)
     except (KeyboardInterrupt, EOFError, BrokenPipeError):
         return
+
+
+def _stop_lane(signum: int, frame: object) -> None:
+    """SIGTERM in a lane: unwind, so that the worker reading a page is stopped on the way out."""
+    raise SystemExit(128 + signum)

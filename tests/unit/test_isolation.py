@@ -176,3 +176,33 @@ def test_workers_from_a_fork_server_find_the_main_script_s_imports_done(tmp_path
     subprocess.run([sys.executable, str(script)], check=True, timeout=120, cwd=tmp_path)
     importers = log.read_text(encoding="utf-8").split()
     assert len(importers) == 2, importers  # the script's process and the fork server, no worker
+
+
+def report_and_sleep(pid_file: str) -> None:
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(60)
+
+
+def test_a_wait_interrupted_while_the_unit_is_at_work_stops_the_worker_at_once(tmp_path: Path) -> None:
+    """Ctrl-C, or a lane told to stop: the worker is not given the grace a finished one gets."""
+    import functools
+    import signal
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    pid_file = tmp_path / "worker.pid"
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(Interrupted):
+            run_once(functools.partial(report_and_sleep, str(pid_file)), Limits(30))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 3  # a grace of 5 s would show
+    assert not Path(f"/proc/{pid_file.read_text()}").exists()

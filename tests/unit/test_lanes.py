@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,34 @@ def test_an_error_in_the_work_is_raised_where_the_lanes_were_started() -> None:
 
     with pytest.raises(RuntimeError, match="ValueError: input 0 is not a document"):
         collect(1, [0, 1], work)
+
+
+def test_when_one_lane_fails_the_others_stop_and_take_their_workers_with_them(tmp_path: Path) -> None:
+    worker_pid = tmp_path / "worker.pid"
+
+    def long_page() -> None:
+        worker_pid.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    def work(index: int) -> None:
+        if index == 0:
+            run_once(long_page, Limits(120))
+        while not worker_pid.exists():
+            time.sleep(0.05)
+        raise ValueError("a bug in the steps")
+
+    with pytest.raises(RuntimeError, match="a bug in the steps"):
+        collect(2, [0, 1], work)
+    pid = int(worker_pid.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the worker of the lane that was stopped is still reading its page"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -88,7 +88,7 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
     remaining = list(numbers)
     while remaining:
         worker = _start(setup, work, remaining, limits)
-        done = False
+        done = finished = False  # finished: the child sent its last message and is closing
         try:
             while remaining:
                 number = remaining.pop(0)
@@ -101,6 +101,7 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
                 kind, sent_number, value = message
                 assert sent_number == number, f"unit {sent_number} came back while {number} was expected"
                 if kind == _RAISED:
+                    finished = True
                     raise value
                 if kind == _MEMORY:
                     _stop(worker)
@@ -109,11 +110,14 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
                         f"needed more than the {limits.memory_mb} MB a unit may use ({value})"))
                     break
                 yield number, value
+            finished = True
         finally:
             if not done:
                 # a child that sent its last unit is closing what its setup opened (a PdfHandle's
-                # temporary folder): killed at once, it left the folder behind in TMPDIR
-                _stop(worker, grace=CLOSE_GRACE_SECONDS if not remaining else 0.0)
+                # temporary folder): killed at once, it left the folder behind in TMPDIR. One
+                # still at work when this was interrupted (Ctrl-C, a lane told to stop) is not
+                # waited for.
+                _stop(worker, grace=CLOSE_GRACE_SECONDS if finished else 0.0)
 
 
 def run_once(work: Callable[[], ResultT], limits: Limits) -> ResultT:
