@@ -7,6 +7,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -47,7 +48,8 @@ def test_a_lanes_page_workers_are_forked_from_it_not_from_a_fork_server() -> Non
         return os.getpid(), run_once(os.getppid, Limits(30))
 
     _, results = collect(2, [0, 1], work)
-    for lane, workers_parent in results.values():  # type: ignore[misc]
+    for value in results.values():
+        lane, workers_parent = cast(tuple[int, int], value)
         assert workers_parent == lane
 
 
