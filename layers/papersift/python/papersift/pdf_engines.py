@@ -156,8 +156,9 @@ def _bounded_text(textpage: Any, box: Any) -> str:
     pass over every character, so the buffer is sized from the character count instead."""
     c = pdfium_c
     args = (textpage, box.left, box.top, box.right, box.bottom)
-    # each character gives at most two UTF-16 units, and pdfium adds at most a CR LF before it
-    capacity = 4 * max(c.FPDFText_CountChars(textpage), 0) + 16
+    # each character gives at most two UTF-16 units, and pdfium adds at most a CR LF before it;
+    # rounded up to a power of two, so ctypes makes a handful of array types, not one a page
+    capacity = 1 << (4 * max(c.FPDFText_CountChars(textpage), 0) + 16).bit_length()
     buffer = (ctypes.c_ushort * capacity)()
     written = c.FPDFText_GetBoundedText(*args, buffer, capacity)
     if written >= capacity:  # cannot happen by the bound above; stay correct if pdfium changes

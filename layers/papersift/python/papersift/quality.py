@@ -193,8 +193,6 @@ _LETTER_RUN = re.compile(r"[^\W\d_]+")
 #: the letters counted as Latin, as a character-class body
 _LATIN_LETTERS = "A-Za-zªºÀ-ÖØ-öø-ɏḀ-ỿ"
 _LATIN_LETTER_RUN = re.compile(f"[{_LATIN_LETTERS}]+")
-#: what is neither a Latin letter nor a space
-_NOT_LATIN_LETTER = re.compile(rf"[^\s{_LATIN_LETTERS}]")
 #: a letter that is not Latin
 _NON_LATIN_LETTER = re.compile(rf"[^\W\d_{_LATIN_LETTERS}]")
 #: a whitespace-delimited token that is a number, money or a percentage (tables are legit)
@@ -667,15 +665,15 @@ def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
     """A bounded sample of the Latin words' letter runs, the count of all letters, and the
     script family.
 
-    The runs are cut by blanking what is not a letter and splitting on spaces: on ASCII a
-    byte-table pass, on Latin text a scan for the few non-letters, both far cheaper than
-    collecting every run with a regex.
+    On ASCII the runs are cut by a byte-table pass that blanks what is not a letter, then split
+    on spaces: far cheaper than a regex. On other Latin text the regex collecting the runs is
+    cheaper (by a sixth) than blanking the non-letters with one and splitting.
     """
     if text.isascii():
         runs = text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
         return _sample(runs), sum(map(len, runs)), "latin"
     if len(_BEYOND_LATIN.findall(text)) <= _T.latin_beyond_share * nonspace:
-        runs = _NOT_LATIN_LETTER.sub(" ", text).split()
+        runs = _LATIN_LETTER_RUN.findall(text)
         return _sample(runs), sum(map(len, runs)), "latin"
     letters = sum(map(len, _LETTER_RUN.findall(text)))
     script = _dominant_script(text, letters)
@@ -808,14 +806,16 @@ def _segments(word: str, lex: Lexicon) -> bool:
     """
     word = word[: _T.max_segment_letters]
     n = len(word)
-    best = [0] + [n + 1] * n
-    for end in range(1, n + 1):
-        for start in range(max(0, end - 20), end):
-            if best[start] > n or best[start] + 1 >= best[end]:
-                continue
-            piece = word[start:end]
-            if piece in lex.words if end - start > 1 else piece in lex.common_mask:
-                best[end] = best[start] + 1
+    best = [0] + [n + 1] * n  # best[i]: fewest pieces that spell word[:i]
+    for start in range(n):  # every piece ending at start is known by now
+        if best[start] > n:
+            continue
+        # the trie lists the words that start here in one call, not one lookup per length
+        lengths = [len(piece) for piece in lex.words.prefixes(word[start : start + 20]) if len(piece) > 1]
+        if word[start] in lex.common_mask:
+            lengths.append(1)
+        for length in lengths:
+            best[start + length] = min(best[start + length], best[start] + 1)
     reachable = [end for end in range(max(1, n - 6), n + 1) if best[end] <= n]
     return bool(reachable) and 2 <= best[reachable[-1]] <= reachable[-1] / 3
 
