@@ -76,7 +76,7 @@ def normalise_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
     if "\x02" in text or "\ufffe" in text:
         text = text.replace("\x02", "").replace("\ufffe", "")
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+    return "\n".join(map(str.rstrip, text.split("\n"))).strip("\n")
 
 
 def _has_control(text: str) -> bool:

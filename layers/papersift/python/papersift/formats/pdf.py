@@ -91,6 +91,8 @@ class _Candidate:
     text: str
     verdict: TextVerdict
     rung: int
+    #: count_unmapped(text), when taken: 0 means no control codes to strip from the text
+    unmapped: int | None = None
 
 
 @dataclass
@@ -161,7 +163,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
     _fix_reading_order(handle, number, work)
     status, reason = _status(handle, work, settings)
     best = work.best
-    text = _final_text(best.text) if best is not None and status != PageStatus.FAILED else ""
+    text = _final_text(best) if best is not None and status != PageStatus.FAILED else ""
     tables: list[Table] = []
     if settings.extract_tables and status in (PageStatus.CLEAN, PageStatus.RECOVERED) and text:
         try:
@@ -204,10 +206,12 @@ def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:
         page.ocr_regions = [list(box) for box in need.regions]
 
 
-def _final_text(text: str) -> str:
+def _final_text(best: _Candidate) -> str:
     """Candidates are already normalised: only dropping control codes can leave work to redo."""
-    stripped = strip_controls(text)
-    return text if stripped is text else normalise_text(stripped)
+    if best.unmapped == 0:  # no control codes: nothing to strip
+        return best.text
+    stripped = strip_controls(best.text)
+    return best.text if stripped is best.text else normalise_text(stripped)
 
 
 def _try_engine(handle: PdfHandle, engine: str, number: int, rung: int, work: _PageWork) -> None:
@@ -251,7 +255,7 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
             signals=list(verdict.signals),
         )
     )
-    return _Candidate(engine=engine, text=text, verdict=verdict, rung=rung)
+    return _Candidate(engine=engine, text=text, verdict=verdict, rung=rung, unmapped=unmapped)
 
 
 #: a later engine's text replaces pdfium's only when it holds at least this share of the
