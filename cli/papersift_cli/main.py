@@ -318,16 +318,20 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     results: list[FileResult | None] = [None] * len(inputs)
     with _work_folder(out) as store:
         def extract_one(index: int) -> FileResult:
-            return _extract_one(store, inputs[index], names[index], settings, engines, memory)
+            """In a lane when there are lanes: its results are written there, not sent back."""
+            result = _extract_one(store, inputs[index], names[index], settings, engines, memory)
+            writer.write(index, result)
+            return result.written()
 
         def done(index: int, result: FileResult) -> None:
-            writer.write(index, result)
             results[index] = result
             progress.update(pages_done=progress.pages_done + result.pages)
             progress.finished(names[index], result.status, result.pages, result.seconds, result.reason)
 
         def lost(index: int, why: str) -> FileResult:
-            return FileResult(name=names[index], status="failed", reason=why, broken=True)
+            result = FileResult(name=names[index], status="failed", reason=why, broken=True)
+            writer.write(index, result)
+            return result
 
         progress.update(current=", ".join(names[:jobs]))
         if jobs <= 1 or threading.active_count() > 1:  # lanes are forked: only from a single thread

@@ -10,7 +10,7 @@ import hashlib
 import json
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
@@ -81,6 +81,12 @@ class FileResult:
     @property
     def text(self) -> str:
         return self.files.get("text.txt", b"").decode("utf-8", errors="replace")
+
+    def written(self) -> FileResult:
+        """The result once its files are on disk: their names kept, their contents (and its
+        members') dropped. The summary and --open need no more, and a lane sends no more back: an
+        archive of 20,000 members would otherwise cross the pipe with every member's text."""
+        return replace(self, files=dict.fromkeys(self.files, b""), members=[m.written() for m in self.members])
 
 def unique_names(paths: Sequence[Path]) -> list[str]:
     """The name of each input as text (bytes that are not UTF-8 as ``\\xNN``, at most 255 bytes): what
