@@ -10,19 +10,37 @@ core imported once more). On the ten bench-pdfs, lanes cost 0.4 s of CPU less th
 The largest inputs are handed out first, so the longest one does not start last. A lane that dies
 (killed from outside: nothing it runs itself can crash it, the readers run in its workers) costs
 only the input it held, which is reported as broken, and a new lane takes the rest.
+
+Stopping: each lane leads a process group of its own, which its workers and the programs they run
+(Tesseract, pdftotext) join, and keeps its temporary files in a folder of its own. When the run
+stops early (Ctrl-C, which only the command receives, or an error), the command kills each lane's
+group at once and removes its folder: nothing is left running, nothing has to unwind, and no lane
+prints a word on the way out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 ResultT = TypeVar("ResultT")
 
 _OK, _RAISED = "ok", "raised"
+
+
+@dataclass
+class _Lane:
+    process: Any
+    scratch: str  # the lane's temporary folder (TMPDIR), its workers' under it
+    holding: int | None = None  # the input it reads
 
 
 def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT],
@@ -32,84 +50,89 @@ def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT
     ``work`` raises is raised here. Call it while this process runs one thread: lanes are forked."""
     context = multiprocessing.get_context("fork")
     pending = list(order)
-    held: dict[Connection, tuple[Any, int | None]] = {}  # a lane's end, its process, the input it holds
+    running: dict[Connection, _Lane] = {}  # by the command's end of its pipe
 
     def hand_out(end: Connection) -> None:
-        process, _ = held[end]
-        index = pending.pop(0) if pending else None
-        end.send(index)
-        held[end] = (process, index)
-        if index is None:  # nothing left: the lane ends
-            process.join()
-            end.close()
-            del held[end]
+        lane = running[end]
+        lane.holding = pending.pop(0) if pending else None
+        end.send(lane.holding)
+        if lane.holding is None:  # nothing left: the lane ends
+            lane.process.join()
+            _remove(end, lane)
+            del running[end]
 
     def start() -> None:
         end, lane_end = context.Pipe()
+        scratch = tempfile.mkdtemp(prefix="papersift-lane-")
         # not a daemon: a daemon process may not start the workers that read the pages
-        process = context.Process(target=_lane, args=(lane_end, work), name="papersift-lane")
+        process = context.Process(target=_lane, args=(lane_end, work, scratch), name="papersift-lane")
         process.start()
+        assert process.pid is not None
+        _lead_own_group(process.pid)  # here too: the lane may not have run yet when it must be stopped
         lane_end.close()
-        held[end] = (process, None)
+        running[end] = _Lane(process, scratch)
         hand_out(end)
 
     try:
         for _ in range(min(lanes, len(pending))):
             start()
-        while held:
-            for end in wait(list(held)):
+        while running:
+            for end in wait(list(running)):
                 assert isinstance(end, Connection)
-                process, index = held[end]
-                assert index is not None
+                lane = running[end]
+                assert lane.holding is not None
                 try:
                     kind, value = end.recv()
                 except (EOFError, OSError):
-                    process.join()
-                    end.close()
-                    del held[end]
-                    done(index, lost(index, f"the process reading it ended without a result (exit status "
-                                            f"{process.exitcode})"))
+                    _stop(lane)
+                    _remove(end, lane)
+                    del running[end]
+                    done(lane.holding, lost(lane.holding, "the process reading it ended without a result (exit "
+                                                          f"status {lane.process.exitcode})"))
                     if pending:
                         start()
                     continue
                 if kind == _RAISED:
                     raise RuntimeError(value)
-                done(index, value)
+                done(lane.holding, value)
                 hand_out(end)
     finally:
-        # only when something went wrong: each lane stops its workers on SIGTERM (SIGKILL would
-        # leave them running their page to its end), then is killed if it has not ended
-        for process, _ in held.values():
-            process.terminate()
-        for end, (process, _) in held.items():
-            process.join(LANE_GRACE_SECONDS)
-            if process.is_alive():
-                process.kill()
-                process.join()
-            end.close()
+        for end, lane in running.items():  # only when something went wrong
+            _stop(lane)
+            _remove(end, lane)
 
 
-#: how long a lane told to stop may take to stop its workers
-LANE_GRACE_SECONDS = 5.0
+def _lead_own_group(pid: int) -> None:
+    with contextlib.suppress(PermissionError, ProcessLookupError):  # done by the lane already, or it is gone
+        os.setpgid(pid, pid)
 
 
-def _lane(end: Connection, work: Callable[[int], Any]) -> None:
-    """One lane: inputs until the command sends None. Ctrl-C reaches the whole process group: the
-    command reports it, the lane just stops (its workers are stopped as they are when it raises)."""
-    signal.signal(signal.SIGTERM, _stop_lane)
+def _stop(lane: _Lane) -> None:
+    """The lane, its workers and whatever they run, at once."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(lane.process.pid, signal.SIGKILL)
+    lane.process.join()
+
+
+def _remove(end: Connection, lane: _Lane) -> None:
+    end.close()
+    shutil.rmtree(lane.scratch, ignore_errors=True)
+
+
+def _lane(end: Connection, work: Callable[[int], Any], scratch: str) -> None:
+    """One lane: inputs until the command sends None."""
+    _lead_own_group(0)
+    # Ctrl-C is the command's to answer (it stops the lanes): a terminal signals only its group,
+    # a caller signalling more than that should not make a lane print on its way out
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    tempfile.tempdir = scratch
+    os.environ["TMPDIR"] = scratch
     try:
         while (index := end.recv()) is not None:
             try:
                 message: tuple[str, Any] = (_OK, work(index))
-            except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or told to stop: not the work's error
-                raise
-            except BaseException as exc:  # the command raises it, as if the work had run there
+            except Exception as exc:  # the command raises it, as if the work had run there
                 message = (_RAISED, f"{type(exc).__name__}: {exc}")
             end.send(message)
-    except (KeyboardInterrupt, EOFError, BrokenPipeError):
+    except (EOFError, BrokenPipeError):  # the command is gone
         return
-
-
-def _stop_lane(signum: int, frame: object) -> None:
-    """SIGTERM in a lane: unwind, so that the worker reading a page is stopped on the way out."""
-    raise SystemExit(128 + signum)

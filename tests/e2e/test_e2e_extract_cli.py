@@ -70,6 +70,7 @@ def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_remo
 
 
 def test_ctrl_c_stops_the_lanes_and_their_workers_and_says_so(tmp_path: Path) -> None:
+    """Ctrl-C as a terminal sends it, to the command's process group."""
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     for name in ("a-scan.tif", "b-scan.tif"):
@@ -84,11 +85,12 @@ def test_ctrl_c_stops_the_lanes_and_their_workers_and_says_so(tmp_path: Path) ->
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert b"papersift: interrupted" in stderr and b"Traceback" not in stderr
-    assert wait_for(lambda: not _processes_in_group(process.pid), seconds=30), "a lane or worker outlived the command"
+    # lanes lead process groups of their own, in the command's session
+    assert wait_for(lambda: not _processes_in_session(process.pid), seconds=30), "a lane or worker outlived it"
     assert not list(out.glob(".papersift-work-*"))
 
 
-def _processes_in_group(group: int) -> list[int]:
+def _processes_in_session(session: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -96,6 +98,6 @@ def _processes_in_group(group: int) -> list[int]:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[2]) == group and fields[0] != "Z":  # pgrp; zombies are already gone
+            if int(fields[3]) == session and fields[0] != "Z":  # zombies are already gone
                 found.append(int(entry.name))
     return found
