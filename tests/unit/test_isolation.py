@@ -6,7 +6,9 @@ other threads)."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -206,3 +208,40 @@ def test_a_wait_interrupted_while_the_unit_is_at_work_stops_the_worker_at_once(t
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - started < 3  # a grace of 5 s would show
     assert not Path(f"/proc/{pid_file.read_text()}").exists()
+
+
+def note_pid(pid_file: str) -> None:
+    Path(pid_file).write_text(str(os.getpid()))
+
+
+def chatty(_state: None, _number: int) -> bytes:
+    time.sleep(0.05)
+    return b"x" * 100_000  # more than a pipe holds
+
+
+def read_units_for_ever(pid_file: str) -> None:
+    for _ in run_units(functools.partial(note_pid, pid_file), chatty, range(10_000), Limits(30)):
+        time.sleep(60)  # reads one result, then stops reading: the pipe fills
+
+
+def test_a_worker_whose_parent_was_killed_ends_with_it(tmp_path: Path) -> None:
+    """kill -9 of `papersift extract`: its worker read on for nobody, then blocked for ever on a full
+    pipe it held both ends of."""
+    import multiprocessing
+
+    pid_file = tmp_path / "worker.pid"
+    parent = multiprocessing.get_context("fork").Process(target=read_units_for_ever, args=(str(pid_file),))
+    parent.start()
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.join()
+    worker = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state = Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[0] \
+        if Path(f"/proc/{worker}").exists() else "gone"
+    assert state in ("gone", "Z"), f"the worker is still at work (state {state})"

@@ -25,6 +25,7 @@ as if the work had run in process.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.util
 import os
@@ -197,11 +198,19 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
     context = _context()
     reader, writer = context.Pipe(duplex=False)
     scratch = tempfile.mkdtemp(prefix="papersift-unit-")
-    process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer, scratch),
-                              name="papersift-unit", daemon=True)
+    # a forked child inherits the reading end too: it closes it, or, orphaned, it would write into
+    # its own pipe until the pipe is full, and block there for ever
+    inherited = reader.fileno() if context.get_start_method() == "fork" else -1
+    process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer, scratch,
+                                                   inherited), name="papersift-unit", daemon=True)
     process.start()
-    writer.close()
-    return _Worker(process, reader, scratch)
+    worker = _Worker(process, reader, scratch)
+    try:
+        writer.close()
+    except BaseException:  # interrupted (a stop signal) before the caller holds the worker: end it here
+        _stop(worker)
+        raise
+    return worker
 
 
 def _stop(worker: _Worker, grace: float = 0.0) -> int:
@@ -230,9 +239,15 @@ def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
 
 
 def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
-           memory_mb: int, writer: Connection, scratch: str) -> None:
+           memory_mb: int, writer: Connection, scratch: str, inherited_reader: int) -> None:
     """The child process: the units one after another, each result sent as soon as it is ready.
     Its temporary files go to ``scratch``, which the parent removes whatever becomes of the child."""
+    _die_with_parent()
+    if inherited_reader >= 0:
+        os.close(inherited_reader)
+    # Ctrl-C ends a worker at once and quietly, as it ends the C programs it may run (Tesseract):
+    # whoever started it reports the stop
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     tempfile.tempdir = scratch  # this process's own: it ends with the unit
     os.environ["TMPDIR"] = scratch
     state: object = None
@@ -262,6 +277,20 @@ def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
         if callable(close):
             with contextlib.suppress(BaseException):
                 close()
+
+
+#: prctl(2) option: the signal a process gets when its parent ends
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """A worker whose parent was killed (kill -9 of `papersift extract`) read on for nobody; Linux
+    ends it with its parent instead. Elsewhere it ends at its next result (its pipe is broken)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _limit_memory(memory_mb: int) -> None:
