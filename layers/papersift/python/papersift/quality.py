@@ -759,7 +759,7 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
         suspicious_flips=suspicious, benign_flips=benign, flip_rate=suspicious / max(len(sample), 1),
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
-        language=_language(masks, len(sample)) if hit_rate >= _T.real_words_hit_rate else None,
+        language=_language(masks) if hit_rate >= _T.real_words_hit_rate else None,
     )
 
 
@@ -858,7 +858,7 @@ def _broken_pairs(sample: Sequence[str], in_dict: Sequence[bool], lex: Lexicon) 
     return len(joined)
 
 
-def _language(masks: Sequence[int | None], words: int) -> str | None:
+def _language(masks: Sequence[int | None]) -> str | None:
     """The language whose most frequent words cover most of the sample (``masks``: each sampled
     word's ``Lexicon.common_mask``, None for a word common in none)."""
     counts = [0] * len(LANGUAGES)
@@ -866,7 +866,7 @@ def _language(masks: Sequence[int | None], words: int) -> str | None:
         for bit in _MASK_BITS[mask] if mask else ():
             counts[bit] += n
     best = max(range(len(LANGUAGES)), key=counts.__getitem__)
-    enough = counts[best] >= max(_T.language_min_words, _T.language_min_share * words)
+    enough = counts[best] >= max(_T.language_min_words, _T.language_min_share * len(masks))
     return LANGUAGES[best] if enough else None
 
 

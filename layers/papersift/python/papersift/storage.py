@@ -84,6 +84,16 @@ class S3ObjectStore:
         self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": metadata or {}})
 
 
+def _inside(folder: str, key: str) -> str | None:
+    """``folder/key``, normalised, when it lies inside ``folder`` (not the folder itself).
+
+    Checked as a string: two resolve() a call (every component lstat'ed) and pathlib's parsing
+    were a tenth of `papersift extract`'s own time; the store writes only files, never a symlink
+    to follow."""
+    path = os.path.normpath(os.path.join(folder, key))
+    return path if path.startswith(folder + os.sep) else None
+
+
 def _write(path: str, data: bytes) -> bool:
     """Write a file; False when its folder does not exist."""
     try:
@@ -106,11 +116,8 @@ class LocalDirStore:
         self._folders: set[str] = set()  # made by put: one mkdir per folder, not per object
 
     def _path(self, key: str) -> str:
-        # a string, checked as one: two resolve() a call (every component lstat'ed) and pathlib's
-        # parsing were a tenth of `papersift extract`'s own time; the store writes only files,
-        # never a symlink to follow
-        path = os.path.normpath(os.path.join(self._base, key))
-        if not path.startswith(self._base + os.sep):
+        path = _inside(self._base, key)
+        if path is None:
             raise ValueError(f"key escapes the store: {key!r}")
         return path
 
@@ -185,7 +192,7 @@ class LocalDirStore:
     def delete_prefix(self, prefix: str) -> None:
         """Every object under ``prefix`` (a folder of the store), and their metadata."""
         self._folders.clear()
-        for root in (self.root, self.root / self._META):
-            folder = (root / prefix).resolve()
-            if folder.is_relative_to(root.resolve()) and folder != root.resolve():
+        for root in (self._base, os.path.join(self._base, self._META)):
+            folder = _inside(root, prefix)
+            if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
