@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
+from urllib.parse import quote_plus, unquote_plus
 
 import pytest
 
@@ -101,3 +101,27 @@ def test_wait_does_not_return_before_every_wanted_key_has_started(aws: LocalAws,
     started = time.monotonic()
     assert aws.wait([key, "incoming/never-dropped.txt"], timeout=2) is False
     assert time.monotonic() - started >= 2
+
+
+def test_an_uploads_options_are_on_the_object_when_its_notification_is_sent(
+        aws: LocalAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto notified before setting the user metadata: the plan could read an upload without its
+    options (the suite once saw OCR ask Textract for tables and the ledger price it without)."""
+    from moto.s3 import notifications
+
+    from papersift.steps import DocumentOptions
+
+    seen: list[dict[str, str]] = []
+    send = notifications._send_sqs_message
+
+    def looking(account_id: str, event_body: Any, queue_name: str, region_name: str) -> None:
+        for record in event_body["Records"]:
+            key = unquote_plus(record["s3"]["object"]["key"])
+            seen.append(aws.client("s3").head_object(Bucket=aws.bucket, Key=key)["Metadata"])
+        send(account_id, event_body, queue_name, region_name)
+
+    monkeypatch.setattr(notifications, "_send_sqs_message", looking)
+    options = DocumentOptions(extract_tables=True, ocr_mode="off")
+    key = aws.drop(_text_file(tmp_path), options)
+    assert aws.wait([key], timeout=60)
+    assert seen == [options.metadata()]

@@ -5,6 +5,11 @@
 - The Step Functions retrier's ``time``: Retry waits really sleep in moto; they are scaled.
 - ``s3.notifications._get_s3_event``: AWS puts the object's versionId into the notification and
   moto leaves it out; the document id (and so ingest's dedupe) is derived from it.
+- S3 notifications of a PUT or a form POST: moto sends them from its backend's ``put_object``,
+  before its request handler sets the object's user metadata; S3 notifies once the object is
+  complete. The ingest -> plan steps could read an upload before its options were on it (a race the
+  suite lost now and then: an upload's ``extract_tables`` seen by OCR but not by the plan). They are
+  held back until the handler returns (``_notify_when_objects_are_complete``).
 - moto's global Step Functions config, which ``POST /moto-api/config`` changes, is saved and put back.
 - In process (``papersift run``, the tests): moto's botocore stubber is switched on, so every boto3
   client without an endpoint URL (the handlers', the runner's, Step Functions' own Lambda client) is
@@ -86,6 +91,7 @@ class MotoPatches:
         self._dispatch_invocations()
         self._scale_retry_waits()
         self._add_version_ids_to_notifications()
+        self._notify_when_objects_are_complete()
         self._reuse_step_functions_clients()
         self._compile_json_paths_once()
         self._parse_definitions_once()
@@ -160,6 +166,38 @@ class MotoPatches:
             notifications._get_s3_event = original
 
         self._undo.append(undo)
+
+    def _notify_when_objects_are_complete(self) -> None:
+        from moto.s3 import notifications
+        from moto.s3.responses import S3Response
+
+        send = notifications.send_event
+        held = threading.local()
+
+        def send_event(account_id: str, event_name: Any, bucket: Any, key: Any) -> None:
+            waiting = getattr(held, "events", None)
+            if waiting is None:
+                send(account_id, event_name, bucket, key)
+            else:
+                waiting.append((account_id, event_name, bucket, key))
+
+        def completing(handler: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(handler)
+            def handle(*args: Any, **kwargs: Any) -> Any:
+                if getattr(held, "events", None) is not None:  # nested: the outer call sends
+                    return handler(*args, **kwargs)
+                held.events = []
+                try:
+                    return handler(*args, **kwargs)
+                finally:
+                    events, held.events = held.events, None
+                    for event in events:
+                        send(*event)
+            return handle
+
+        self._replace(notifications, "send_event", send_event)
+        for name in ("put_object", "_bucket_response_post"):
+            self._replace(S3Response, name, completing(S3Response.__dict__[name]))
 
     def _answer_boto_calls_in_process(self) -> None:
         from moto.core.models import botocore_stubber
