@@ -103,8 +103,9 @@ def test_wait_does_not_return_before_every_wanted_key_has_started(aws: LocalAws,
     assert time.monotonic() - started >= 2
 
 
+@pytest.mark.parametrize("upload", ["put", "multipart"])
 def test_an_uploads_options_are_on_the_object_when_its_notification_is_sent(
-        aws: LocalAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        aws: LocalAws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upload: str) -> None:
     """moto notified before setting the user metadata: the plan could read an upload without its
     options (the suite once saw OCR ask Textract for tables and the ledger price it without)."""
     from moto.s3 import notifications
@@ -122,6 +123,17 @@ def test_an_uploads_options_are_on_the_object_when_its_notification_is_sent(
 
     monkeypatch.setattr(notifications, "_send_sqs_message", looking)
     options = DocumentOptions(extract_tables=True, ocr_mode="off")
-    key = aws.drop(_text_file(tmp_path), options)
+    path = _text_file(tmp_path)
+    if upload == "put":
+        key = aws.drop(path, options)
+    else:  # as `aws s3 cp` sends a large file
+        s3, key = aws.client("s3"), "incoming/" + path.name
+        started = s3.create_multipart_upload(Bucket=aws.bucket, Key=key, Metadata=options.metadata())
+        part = s3.upload_part(Bucket=aws.bucket, Key=key, UploadId=started["UploadId"], PartNumber=1,
+                              Body=path.read_bytes())
+        s3.complete_multipart_upload(Bucket=aws.bucket, Key=key, UploadId=started["UploadId"],
+                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert aws.wait([key], timeout=60)
-    assert seen == [options.metadata()]
+    assert seen and all(metadata == options.metadata() for metadata in seen), seen
+    (outcome,) = aws.results.outcomes([key])
+    assert outcome.status == "clean"

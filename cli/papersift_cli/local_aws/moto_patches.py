@@ -5,11 +5,11 @@
 - The Step Functions retrier's ``time``: Retry waits really sleep in moto; they are scaled.
 - ``s3.notifications._get_s3_event``: AWS puts the object's versionId into the notification and
   moto leaves it out; the document id (and so ingest's dedupe) is derived from it.
-- S3 notifications of a PUT or a form POST: moto sends them from its backend's ``put_object``,
-  before its request handler sets the object's user metadata; S3 notifies once the object is
-  complete. The ingest -> plan steps could read an upload before its options were on it (a race the
-  suite lost now and then: an upload's ``extract_tables`` seen by OCR but not by the plan). They are
-  held back until the handler returns (``_notify_when_objects_are_complete``).
+- S3 notifications of a PUT, a form POST or a completed multipart upload: moto sends them from its
+  backend's ``put_object``, before it sets the object's user metadata; S3 notifies once the object
+  is complete. The ingest -> plan steps could read an upload before its options were on it (a race
+  the suite lost now and then: an upload's ``extract_tables`` seen by OCR but not by the plan). They
+  are held back until moto's request handler returns (``_notify_when_objects_are_complete``).
 - moto's global Step Functions config, which ``POST /moto-api/config`` changes, is saved and put back.
 - In process (``papersift run``, the tests): moto's botocore stubber is switched on, so every boto3
   client without an endpoint URL (the handlers', the runner's, Step Functions' own Lambda client) is
@@ -196,7 +196,9 @@ class MotoPatches:
             return handle
 
         self._replace(notifications, "send_event", send_event)
-        for name in ("put_object", "_bucket_response_post"):
+        # PutObject, a form POST, and CompleteMultipartUpload (moto's backend notifies a PUT there
+        # too, before the upload's metadata is set)
+        for name in ("put_object", "_bucket_response_post", "_key_response_post"):
             self._replace(S3Response, name, completing(S3Response.__dict__[name]))
 
     def _answer_boto_calls_in_process(self) -> None:
