@@ -369,8 +369,10 @@ def _corpus_reading(files: Path, name: str, index: int) -> OcrReading:
 
 
 _JPN_MISSING_GLYPH = ("the phrase's 倣 (U+5023) is not in the unicharset of the installed jpn_vert and jpn models "
-                      "(tessdata fast), which read 伏, nor in Debian's chi_tra and chi_tra_vert (combine_tessdata "
-                      "-u); test_vertical_japanese_is_read_with_jpn_vert pins the rest")
+                      "(tessdata fast), which read 伏, nor in Debian's chi_tra(_vert), script Japanese(_vert) and "
+                      "HanT(_vert), nor in tessdata 4.0.0 / best_int jpn(_vert) (combine_tessdata -u); only "
+                      "tessdata 4.0.0 jpn's legacy engine reads it, with 7 other errors on the page where jpn_vert "
+                      "makes 1; test_vertical_japanese_is_read_with_jpn_vert pins the rest")
 #: (manifest name, page of a PDF or frame of an image, what the picture is)
 CORPUS_PICTURES = [
     ("ts__phototest-rotated-180.png", 0, "upside down"),
