@@ -187,9 +187,6 @@ def report_and_sleep(pid_file: str) -> None:
 
 def test_a_wait_interrupted_while_the_unit_is_at_work_stops_the_worker_at_once(tmp_path: Path) -> None:
     """Ctrl-C, or a lane told to stop: the worker is not given the grace a finished one gets."""
-    import functools
-    import signal
-
     class Interrupted(Exception):
         pass
 

@@ -94,14 +94,9 @@ def _inside(folder: str, key: str) -> str | None:
     return path if path.startswith(folder + os.sep) else None
 
 
-def _write(path: str, data: bytes) -> bool:
-    """Write a file; False when its folder does not exist."""
-    try:
-        with open(path, "wb") as file:
-            file.write(data)
-    except FileNotFoundError:
-        return False
-    return True
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as file:
+        file.write(data)
 
 
 class LocalDirStore:
@@ -142,7 +137,9 @@ class LocalDirStore:
         if folder not in self._folders:
             os.makedirs(folder, exist_ok=True)
             self._folders.add(folder)
-        if not _write(path, data):  # the folder was removed behind the store's back
+        try:
+            _write(path, data)
+        except FileNotFoundError:  # the folder was removed behind the store's back
             os.makedirs(folder, exist_ok=True)
             _write(path, data)
         self._write_meta(key, metadata)
