@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", default=None, metavar="KEY",
                        help="the key callers send as x-api-key with --auth api_key (default: a random one)")
     serve.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
+    doctor = commands.add_parser("doctor", help="say which tools and packages are missing and how to install them")
+    doctor.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
+    doctor.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder whose free disk to check")
     return parser
 
 
@@ -107,6 +110,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # Tesseract on one core a page, as in the image
     if args.command == "serve":
         return serve(args)
+    if args.command == "doctor":
+        from papersift_cli.doctor import run_doctor
+
+        try:
+            return run_doctor(args.config, args.out)
+        except SettingsError as exc:
+            print(f"papersift: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         settings = load_settings(args)
         inputs = collect_inputs(args.paths)
