@@ -24,11 +24,12 @@ def corpus_present() -> bool:
     return (CORPUS / "MANIFEST.tsv").is_file()
 
 
-def manifest_rows(predicate: object = None) -> list[dict[str, str]]:
-    """Manifest rows (all columns verbatim) for which ``predicate(row)`` holds."""
-    if not corpus_present():
+def manifest_rows(predicate: object = None, manifest: str = "MANIFEST.tsv") -> list[dict[str, str]]:
+    """Manifest rows (all columns verbatim) for which ``predicate(row)`` holds; ``manifest``:
+    MANIFEST.tsv or MANIFEST-trust.tsv (real broken text layers, README)."""
+    if not (CORPUS / manifest).is_file():
         return []
-    with (CORPUS / "MANIFEST.tsv").open(encoding="utf-8", newline="") as handle:
+    with (CORPUS / manifest).open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     return [r for r in rows if predicate is None or predicate(r)]  # type: ignore[operator]
 

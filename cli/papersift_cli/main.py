@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -405,10 +406,14 @@ def _work_folder(out: Path) -> Iterator[Any]:
 
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob(f"{WORK_FOLDER_PREFIX}*"):
-        pid = stale.name.removeprefix(WORK_FOLDER_PREFIX).partition("-")[0]
-        if not pid.isdigit() or not _alive(int(pid)):
+        # a result folder may carry any input's name: only the exact pattern with the marker inside
+        # is a work folder, so `.papersift-work-keep.txt/` from an input of that name stays
+        match = _WORK_FOLDER_NAME.fullmatch(stale.name)
+        if match and (stale / WORK_FOLDER_MARKER).is_file() and not _alive(int(match.group(1))):
             shutil.rmtree(stale, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{WORK_FOLDER_PREFIX}{os.getpid()}-", dir=out))
+    (folder / WORK_FOLDER_MARKER).write_text(f"papersift extract work folder of pid {os.getpid()}\n",
+                                             encoding="utf-8")
     try:
         yield LocalDirStore(folder)
     finally:
@@ -417,6 +422,10 @@ def _work_folder(out: Path) -> Iterator[Any]:
 
 #: the extract's work folder inside the output folder: .papersift-work-<pid>-<random>
 WORK_FOLDER_PREFIX = ".papersift-work-"
+#: what tempfile.mkdtemp makes of the prefix: the owner's pid, then its random part
+_WORK_FOLDER_NAME = re.compile(re.escape(WORK_FOLDER_PREFIX) + r"([0-9]+)-[a-z0-9_]{8}")
+#: the file inside that makes a folder of that pattern a work folder
+WORK_FOLDER_MARKER = ".papersift-work-folder"
 
 
 def _alive(pid: int) -> bool:

@@ -58,7 +58,7 @@ def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_remo
     out = tmp_path / "out"
     process = subprocess.Popen([str(PAPERSIFT), "extract", str(scan), "--out", str(out), "--quiet",
                                 "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert wait_for(lambda: list(out.glob(".papersift-work-*")))
+    assert wait_for(lambda: list(out.glob(".papersift-work-*/.papersift-work-folder")))
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     (left,) = out.glob(".papersift-work-*")
@@ -67,6 +67,24 @@ def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_remo
     done = subprocess.run([str(PAPERSIFT), "extract", str(note), "--out", str(out), "--quiet"], check=False)
     assert done.returncode == 0
     assert not left.exists() and not list(out.glob(".papersift-work-*"))
+
+
+def test_a_result_folder_named_like_the_work_folder_survives_the_next_extract_into_it(tmp_path: Path) -> None:
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / ".papersift-work-keep.txt").write_text("A note whose name looks like a work folder.\n")
+    out = tmp_path / "out"
+    first = subprocess.run([str(PAPERSIFT), "extract", str(inputs / ".papersift-work-keep.txt"), "--out", str(out),
+                            "--quiet"], check=False)
+    assert first.returncode == 0
+    kept = out / ".papersift-work-keep.txt"
+    assert "work folder" in (kept / "text.txt").read_text()
+    note = tmp_path / "note.txt"
+    note.write_text("A second run over the same output folder.\n")
+    second = subprocess.run([str(PAPERSIFT), "extract", str(note), "--out", str(out), "--quiet"], check=False)
+    assert second.returncode == 0
+    assert (kept / "report.json").is_file() and (kept / "text.txt").is_file()
+    assert (out / "note.txt" / "report.json").is_file()
 
 
 def test_ctrl_c_stops_the_lanes_and_their_workers_and_says_so(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from corpus_cases import CORPUS, manifest_rows, phrase_ok
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import count_pages, extract_units
+from papersift.ocr.routing import WHOLE_PAGE
 from papersift.settings import Settings
 from papersift.sniff import sniff
 
@@ -62,3 +63,20 @@ def test_corpus_pdf_meets_its_expectation(row: dict[str, str]) -> None:
     assert phrase_ok(expected, text), f"{expected!r} not in {text[:300]!r}"
     if row["category"] == "native_pdf":
         assert not any(p.report.status == "corrupt_unrecoverable" for p in pages)
+
+
+def _sound_math_papers() -> list[Any]:
+    rows = manifest_rows(lambda r: r["notes"].startswith("E:"), manifest="MANIFEST-trust.tsv")
+    return [pytest.param(row, id=row["out_name"]) for row in rows]
+
+
+@pytest.mark.parametrize("row", _sound_math_papers())
+def test_sound_latex_papers_with_math_control_characters_stay_trusted_and_skip_ocr(row: dict[str, str]) -> None:
+    """Class E of MANIFEST-trust.tsv: U+0001/U+001C from TeX math fonts and U+0002 hyphen marks
+    are formulas and line breaks, not a broken layer: every page from its text layer, none to OCR."""
+    data = (CORPUS / "files" / row["out_name"]).read_bytes()
+    pages = extract_units(data, sniff(data, row["out_name"]), Settings())
+    assert phrase_ok(row["expected"], "\n".join(page.text for page in pages))
+    assert [p.number for p in pages if p.report.status != "clean"] == []
+    assert [p.number for p in pages if p.ocr_scope == WHOLE_PAGE] == []  # figures alone may be read
+    assert not any(ch in page.text for page in pages for ch in "\x01\x02\x1c")

@@ -20,7 +20,7 @@ from pdf_factory import (
 from papersift.errors import EmptyInputError
 from papersift.formats import pdf
 from papersift.pdf_engines import LayoutProbe, PdfHandle
-from papersift.pdf_fonts import NONSTANDARD_NAMES, PREDEFINED_CMAP, TRUETYPE_WITHOUT_CMAP
+from papersift.pdf_fonts import NONSTANDARD_NAMES, PREDEFINED_CMAP, TRUETYPE_WITHOUT_CMAP, is_math_font
 from papersift.quality import PageLayout
 from papersift.settings import Settings
 
@@ -184,3 +184,15 @@ def test_text_objects_pdfium_cannot_read_are_not_an_empty_page() -> None:
     assert page.report.attempts[0].engine == "pdfium"
     assert "unread_text" in page.report.attempts[0].signals
     assert page.report.status == "recovered"
+
+
+@pytest.mark.parametrize("name", ["ABCDEF+CMEX10", "CMSY7", "CMMI12", "QRSTUV+MSAM10", "MSBM10", "EUFM10", "RSFS10",
+                                  "LMMathExtension10-Regular", "txsys", "PXEX", "mathx10", "stmary10", "wasy10",
+                                  "lasy10"])
+def test_tex_math_fonts_are_recognised_by_their_base_font_name(name: str) -> None:
+    assert is_math_font(name)
+
+
+@pytest.mark.parametrize("name", ["ABCDEF+CMR10", "Helvetica", "TimesNewRomanPSMT", "CMBX12", "Symbol", "Mathilde"])
+def test_text_fonts_are_not_taken_for_math_fonts(name: str) -> None:
+    assert not is_math_font(name)

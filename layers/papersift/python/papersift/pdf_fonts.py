@@ -39,6 +39,15 @@ MAX_FORM_DEPTH = 4
 _UNI_NAME = re.compile(r"uni(?:[0-9A-F]{4})+|u[0-9A-F]{4,6}")
 _SUBSET_TAG = re.compile(r"^[A-Z]{6}\+")
 _CJK_COLLECTIONS = frozenset({"Japan1", "GB1", "CNS1", "Korea1", "KR"})
+#: TeX's math and symbol font families (Computer Modern, Latin Modern, AMS, Euler, txfonts,
+#: pxfonts, newtx, mathabx, stmaryrd, wasy, lasy, rsfs, esint): their codes follow TeX's own
+#: encodings (OMX, OMS, OML, U), which carry no Unicode map, so pdfium writes some as raw codes
+_MATH_FONT = re.compile(
+    r"^(?:cm(?:ex|sy|mi|bsy|mib)|lm(?:ex|sy|mi|mathextension|mathsymbols|mathitalic)|ms(?:am|bm)"
+    r"|eu(?:fm|fb|sm|sb|ex|rm|rb)|rsfs|stmary|wasy|lasy|(?:tx|px|ntx|npx|zpl)(?:sy|ex|mi|ms)"
+    r"|math[abcux]\d|esint|msym|mtsy|mtex|mtmi)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -188,6 +197,12 @@ def font_doubt(font: Mapping[str, Any], program_without_cmap: bool) -> str | Non
     if subtype == "/TrueType" and program_without_cmap:
         return TRUETYPE_WITHOUT_CMAP
     return None
+
+
+def is_math_font(name: str) -> bool:
+    """Whether a base font name (subset tag allowed) is one of TeX's math or symbol fonts, whose
+    unmapped codes are delimiters and symbols, not a broken layer."""
+    return _MATH_FONT.match(_SUBSET_TAG.sub("", name)) is not None
 
 
 def writes_vertically(font: Mapping[str, Any]) -> bool:
