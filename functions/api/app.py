@@ -23,12 +23,16 @@ import result_routes
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.models import APIKey
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from route_support import body_refusal
 
 from papersift import __version__
 from papersift.api_models import ErrorResponse
@@ -69,8 +73,24 @@ def invalid_request(exc: RequestValidationError) -> Response[str]:
     """400 naming the first bad field; pydantic's message, never the value sent (a password)."""
     first = exc.errors()[0]
     location = [str(part) for part in first.get("loc", ())]
+    if first.get("type") == "json_invalid":  # its location is ("body", the character offset)
+        reason = str((first.get("ctx") or {}).get("error") or "JSON decode error")
+        at = f" at character {location[1]}" if len(location) > 1 else ""
+        return error_response(HTTPStatus.BAD_REQUEST, "bad_request", f"body: not valid JSON ({reason}{at})", "body")
     field = ".".join(location[1:]) or (location[0] if location else "body")
     return error_response(HTTPStatus.BAD_REQUEST, "bad_request", f"{field}: {first.get('msg', 'invalid')}", field)
+
+
+@app.exception_handler(RequestUnsupportedContentType)
+def unsupported_body(exc: RequestUnsupportedContentType) -> Response[str]:
+    """A media type ``body_refusal`` let through (it compares without case) and powertools did not."""
+    return error_response(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
+                          "the body must be JSON (Content-Type: application/json)", "body")
+
+
+@app.exception_handler(UnicodeDecodeError)
+def undecodable_body(exc: UnicodeDecodeError) -> Response[str]:
+    return error_response(HTTPStatus.BAD_REQUEST, "bad_request", "the body is not UTF-8 text", "body")
 
 
 @app.exception_handler(RequestError)
@@ -101,6 +121,11 @@ def no_route(exc: NotFoundError) -> Response[str]:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    refusal = body_refusal(event)
+    if refusal is not None:  # before the resolver, whose validation reads the body first
+        body = ErrorResponse.of(refusal.code, str(refusal), refusal.field).model_dump_json()
+        return {"statusCode": refusal.http_status, "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "body": body, "isBase64Encoded": False}
     app.append_context(catalog=catalog)
     return app.resolve(event, context)
 

@@ -42,6 +42,11 @@
 - S3 object bodies are kept in a temporary SQLite file, those below 1 MiB zlib-compressed
   (``s3_bodies``): a big archive's members' results stay in S3 until the archive is assembled,
   ~50 KB a member.
+- A PUT's body is the object whatever its Content-Type, as in S3: moto's server read a PUT sent
+  as ``application/x-www-form-urlencoded`` (Python urllib's default) to guess its service, lost it
+  when it was not UTF-8 (left the request stream consumed: werkzeug then waited for bytes the client
+  had sent already, over a minute), and werkzeug parsed the rest as form fields, storing an empty
+  object. A PUT is never a query-protocol call (those are POSTs), so neither reads it as a form.
 - S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
@@ -100,6 +105,7 @@ class MotoPatches:
         self._track_models_weakly()
         self._keep_bodies_on_disk()
         self._index_s3_listings()
+        self._take_put_bodies_as_sent()
         if self.in_process:
             self._answer_boto_calls_in_process()
             self._read_s3_urls_once()
@@ -234,6 +240,25 @@ class MotoPatches:
             S3Backend._url_module = original  # type: ignore[method-assign]
 
         self._undo.append(undo)
+
+    def _take_put_bodies_as_sent(self) -> None:
+        from moto.core.request import Request
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+        from werkzeug.wrappers import Request as WerkzeugRequest
+
+        parsed = WerkzeugRequest.want_form_data_parsed
+
+        def want_form_data_parsed(request: Any) -> bool:
+            return request.method != "PUT" and bool(parsed.fget(request))  # type: ignore[attr-defined]
+
+        get_body = DomainDispatcherApplication.__dict__["_get_body"]
+
+        def body_of(app: Any, environ: dict[str, Any]) -> str | None:
+            return None if environ.get("REQUEST_METHOD") == "PUT" else get_body(app, environ)
+
+        self._replace(DomainDispatcherApplication, "_get_body", body_of)
+        Request.want_form_data_parsed = property(want_form_data_parsed)  # type: ignore[method-assign,assignment]
+        self._undo.append(lambda: delattr(Request, "want_form_data_parsed"))
 
     def _replace(self, owner: ModuleType | type, name: str, value: Any) -> None:
         """``owner.name = value`` until restore (a class's own attribute, as it was defined)."""

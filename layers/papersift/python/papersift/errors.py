@@ -137,6 +137,13 @@ class PayloadTooLargeError(RequestError):
     http_status = 413
 
 
+class UnsupportedMediaTypeError(RequestError):
+    """A request body that is not JSON: the API takes nothing else."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
 class ThrottledError(RequestError):
     """A back end (S3, DynamoDB, Step Functions) or the API's own limit refused for load."""
 
