@@ -32,7 +32,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.config import Config
 from botocore.exceptions import ClientError
-from route_support import body_refusal
+from route_support import body_refusal, with_lowercase_media_type
 
 from papersift import __version__
 from papersift.api_models import ErrorResponse
@@ -84,7 +84,7 @@ def invalid_request(exc: RequestValidationError) -> Response[str]:
 
 @app.exception_handler(RequestUnsupportedContentType)
 def unsupported_body(exc: RequestUnsupportedContentType) -> Response[str]:
-    """A media type ``body_refusal`` let through (it compares without case) and powertools did not."""
+    """A media type ``body_refusal`` let through and powertools did not (none known: a backstop)."""
     return error_response(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
                           "the body must be JSON (Content-Type: application/json)", "body")
 
@@ -128,7 +128,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return {"statusCode": refusal.http_status, "headers": {"Content-Type": content_types.APPLICATION_JSON},
                 "body": body, "isBase64Encoded": False}
     app.append_context(catalog=catalog)
-    return app.resolve(event, context)
+    return app.resolve(with_lowercase_media_type(event), context)
 
 
 def openapi_document() -> dict[str, Any]:

@@ -61,6 +61,16 @@ def body_refusal(event: Mapping[str, Any]) -> RequestError | None:
     return None
 
 
+def with_lowercase_media_type(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with its Content-Type in lower case: media types and charsets are case-insensitive
+    (``Application/JSON`` is JSON, as ``body_refusal`` takes it), powertools compares them as they are."""
+    headers = event.get("headers")
+    if not isinstance(headers, dict):
+        return event
+    return {**event, "headers": {k: (str(v).lower() if str(k).lower() == "content-type" else v)
+                                 for k, v in headers.items()}}
+
+
 def catalog_of(router: Router) -> Catalog:
     """The catalog app.py puts in the resolver's context for each invocation."""
     return cast(Catalog, router.context["catalog"])

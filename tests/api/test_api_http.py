@@ -318,7 +318,8 @@ def test_a_body_of_another_media_type_is_415(client: ApiClient, content_type: st
 
 
 def test_json_with_a_utf8_charset_or_without_a_content_type_is_taken(client: ApiClient) -> None:
-    for headers in ({"Content-Type": "application/json; charset=UTF-8"}, {"Content-Type": ""}):
+    for headers in ({"Content-Type": "application/json; charset=UTF-8"}, {"Content-Type": "Application/JSON"},
+                    {"Content-Type": ""}):
         response = client.call("POST", "/documents", {"file_name": "a.pdf"}, headers=headers)
         assert response.status_code == 201, (headers, response.text)
 
