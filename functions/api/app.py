@@ -23,10 +23,7 @@ import result_routes
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.exceptions import (
-    RequestUnsupportedContentType,
-    RequestValidationError,
-)
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import APIKey
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -82,18 +79,6 @@ def invalid_request(exc: RequestValidationError) -> Response[str]:
     return error_response(HTTPStatus.BAD_REQUEST, "bad_request", f"{field}: {first.get('msg', 'invalid')}", field)
 
 
-@app.exception_handler(RequestUnsupportedContentType)
-def unsupported_body(exc: RequestUnsupportedContentType) -> Response[str]:
-    """A media type ``body_refusal`` let through and powertools did not (none known: a backstop)."""
-    return error_response(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
-                          "the body must be JSON (Content-Type: application/json)", "body")
-
-
-@app.exception_handler(UnicodeDecodeError)
-def undecodable_body(exc: UnicodeDecodeError) -> Response[str]:
-    return error_response(HTTPStatus.BAD_REQUEST, "bad_request", "the body is not UTF-8 text", "body")
-
-
 @app.exception_handler(RequestError)
 def refused(exc: RequestError) -> Response[str]:
     return error_response(exc.http_status, exc.code, str(exc), exc.field)
@@ -123,7 +108,8 @@ def no_route(exc: NotFoundError) -> Response[str]:
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     refusal = body_refusal(event)
-    if refusal is not None:  # before the resolver, whose validation reads the body first
+    if refusal is not None:  # before the resolver, whose validation reads the body first; what passes
+        # is JSON in UTF-8 with a lower-case media type, which powertools' validation takes
         body = ErrorResponse.of(refusal.code, str(refusal), refusal.field).model_dump_json()
         return {"statusCode": refusal.http_status, "headers": {"Content-Type": content_types.APPLICATION_JSON},
                 "body": body, "isBase64Encoded": False}
