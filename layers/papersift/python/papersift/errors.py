@@ -138,7 +138,9 @@ class PayloadTooLargeError(RequestError):
 
 
 class ThrottledError(RequestError):
-    """A back end (S3, DynamoDB, Step Functions) or the API's own limit refused for load."""
+    """A back end (S3, DynamoDB, Step Functions) refused an API request for load: the API answers
+    429 (functions/api ``aws_refused``). API Gateway's own rate limit answers with the same code
+    (``api_models.GATEWAY_ERRORS["THROTTLED"]``)."""
 
     code = "throttled"
     http_status = 429
