@@ -65,7 +65,7 @@ FUNCTIONS_DIR = ROOT / "functions"
 CORE_LAYER_DIR = ROOT / "layers" / "papersift"
 DEPS_LAYER_DIR = ROOT / "build" / "layers" / "deps"
 LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
-CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
+CONTAINER_DOCKERFILE = "functions/Dockerfile"
 
 API_UPLOAD_PREFIX = steps.API_UPLOAD_PREFIX
 RUNTIME = lambda_.Runtime(deployment.RUNTIME, lambda_.RuntimeFamily.PYTHON)
@@ -339,7 +339,7 @@ class PipelineStack(Stack):
             ignore_mode=IgnoreMode.DOCKER,
             exclude=[
                 "*",
-                "!functions/ocr/Dockerfile",
+                "!functions/Dockerfile",
                 f"!functions/{name}",
                 "!layers/requirements.txt",
                 "!layers/papersift",
