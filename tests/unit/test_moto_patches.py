@@ -28,6 +28,7 @@ import pytest
 pytest.importorskip("moto")
 
 from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
 
 from papersift_cli.local_aws.moto_patches import MotoPatches
 
@@ -95,6 +96,7 @@ PATCHED_ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("moto.s3.models", "FakeDeleteMarker"),
     ("moto.s3.models", "FakeTableStorageBucket"),
     ("moto.s3.models", "s3_backends"),
+    ("moto.core", "DEFAULT_ACCOUNT_ID"),
     ("moto.s3.utils", "_VersionedKeyStore.setlist"),
     ("moto.s3.exceptions", "MethodNotAllowed"),
 )
@@ -286,7 +288,7 @@ def test_s3_notifications_leave_out_the_version_id(aws: None) -> None:
     from moto.s3.models import s3_backends
 
     _versioned_bucket().put_object(Bucket="guard", Key="uploads/a.pdf", Body=b"%PDF")
-    bucket = s3_backends["123456789012"]["aws"].buckets["guard"]
+    bucket = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["guard"]
     key = bucket.keys["uploads/a.pdf"]
     assert key.version_id not in (None, "null")
     event = notifications._get_s3_event(notifications.S3NotificationEvent.OBJECT_CREATED_PUT_EVENT,
@@ -348,7 +350,7 @@ def test_s3_backend_reloads_its_url_module_on_every_access(aws: None) -> None:
     from moto.s3.models import S3Backend, s3_backends
 
     assert isinstance(S3Backend.__dict__["_url_module"], property)
-    backend = s3_backends["123456789012"]["aws"]
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     first = s3_urls.url_paths
     assert backend._url_module is s3_urls
     assert s3_urls.url_paths is not first, "moto no longer reloads its S3 URLs: the patch can go"
@@ -459,7 +461,7 @@ def test_every_model_object_is_tracked_strongly(aws: None) -> None:
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket="guard")
     s3.put_object(Bucket="guard", Key="a", Body=b"body")
-    key = weakref.ref(s3_backends["123456789012"]["aws"].buckets["guard"].keys["a"])
+    key = weakref.ref(s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["guard"].keys["a"])
     s3.delete_object(Bucket="guard", Key="a")
     gc.collect()
     assert isinstance(FakeKey.instances_tracked, list)  # type: ignore[attr-defined]
@@ -475,7 +477,7 @@ def test_s3_keys_keep_their_bodies_in_a_buffer(aws: None) -> None:
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket="guard")
     s3.put_object(Bucket="guard", Key="a", Body=b"body")
-    key = s3_backends["123456789012"]["aws"].buckets["guard"].keys["a"]
+    key = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["guard"].keys["a"]
     assert isinstance(key, FakeKey)
     assert isinstance(key.lock, type(threading.Lock()))
     assert key._max_buffer_size > 0 and key.contentsize == 4
@@ -499,7 +501,7 @@ def test_buckets_take_their_key_store_class_from_moto_s3_models(aws: None, monke
 
     monkeypatch.setattr(models, "_VersionedKeyStore", Store)
     boto3.client("s3", region_name=REGION).create_bucket(Bucket="guard")
-    assert type(models.s3_backends["123456789012"]["aws"].buckets["guard"].keys) is Store
+    assert type(models.s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets["guard"].keys) is Store
 
 
 def test_list_objects_visits_every_key_of_the_bucket(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -522,7 +524,7 @@ def test_list_objects_visits_every_key_of_the_bucket(aws: None, monkeypatch: pyt
         return found
 
     monkeypatch.setattr(_VersionedKeyStore, "items", counted)
-    backend = s3_backends["123456789012"]["aws"]
+    backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     found, _, _, _ = backend.list_objects(backend.buckets["guard"], "work/a/", None, None, None)
     assert [key.name for key in found] == ["work/a/1"]
     assert sorted(visited) == ["results/c", "work/a/1", "work/b/1", "work/b/2"]
