@@ -54,6 +54,8 @@ GUARDS: dict[str, tuple[str, ...]] = {
     "_index_s3_listings": ("test_buckets_take_their_key_store_class_from_moto_s3_models",
                            "test_list_objects_visits_every_key_of_the_bucket"),
     "_answer_s3_directly": ("test_the_s3_backend_calls_direct_s3_makes_are_as_written_against",),
+    "_take_put_bodies_as_sent": ("test_a_put_sent_as_a_form_is_stored_empty",
+                                 "test_the_server_reads_a_form_put_to_guess_its_service_and_loses_binary_ones"),
 }
 
 #: every moto attribute a patch replaces or reads: (module, attribute path)
@@ -99,6 +101,8 @@ PATCHED_ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("moto.core", "DEFAULT_ACCOUNT_ID"),
     ("moto.s3.utils", "_VersionedKeyStore.setlist"),
     ("moto.s3.exceptions", "MethodNotAllowed"),
+    ("moto.moto_server.werkzeug_app", "DomainDispatcherApplication._get_body"),
+    ("moto.core.request", "Request.want_form_data_parsed"),
 )
 
 _MAP = "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration"
@@ -544,3 +548,27 @@ def test_the_s3_backend_calls_direct_s3_makes_are_as_written_against() -> None:
     assert list(inspect.signature(S3Backend.put_object_tagging).parameters)[:3] == ["self", "key", "tags"]
     for method in ("set_metadata", "set_acl"):
         assert callable(getattr(FakeKey, method))
+
+
+def test_a_put_sent_as_a_form_is_stored_empty(aws: None) -> None:
+    """_take_put_bodies_as_sent: moto's request (werkzeug's) parses a body sent as
+    ``application/x-www-form-urlencoded`` into form fields, and S3's PutObject then stores what is
+    left of it: nothing. S3 stores the bytes whatever the Content-Type (urllib's default for a PUT)."""
+    s3 = _versioned_bucket()
+    s3.put_object(Bucket="guard", Key="form.bin", Body=b"a=1&b=2", ContentType="application/x-www-form-urlencoded")
+    assert s3.get_object(Bucket="guard", Key="form.bin")["Body"].read() == b""
+
+
+def test_the_server_reads_a_form_put_to_guess_its_service_and_loses_binary_ones() -> None:
+    """_take_put_bodies_as_sent: moto's server reads a form-typed body of an unsigned request (a
+    presigned URL's) to guess its service, and when the bytes are not UTF-8 it leaves the stream
+    consumed: the request then waited for bytes the client had sent already (over a minute)."""
+    import io
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    body = b"\xff\xfe binary"
+    environ: dict[str, Any] = {"REQUEST_METHOD": "PUT", "CONTENT_TYPE": "application/x-www-form-urlencoded",
+               "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    assert DomainDispatcherApplication._get_body(None, environ) is None  # type: ignore[arg-type]
+    assert environ["wsgi.input"].read() == b"", "the body was read and not put back"
