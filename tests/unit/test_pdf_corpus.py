@@ -6,6 +6,7 @@ phrases are matched with the corpus's own scorer so both sides normalise the sam
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -80,3 +81,70 @@ def test_sound_latex_papers_with_math_control_characters_stay_trusted_and_skip_o
     assert [p.number for p in pages if p.report.status != "clean"] == []
     assert [p.number for p in pages if p.ocr_scope == WHOLE_PAGE] == []  # figures alone may be read
     assert not any(ch in page.text for page in pages for ch in "\x01\x02\x1c")
+
+
+#: classes A (CJK and Cyrillic through wrong CMaps) and B (vertical columns) of MANIFEST-trust.tsv whose
+#: phrase no text engine here reads, with the reason; their phrase pages must still not be trusted
+TEXT_LAYER_GAPS = {
+    "pj__issue2884_reduced.pdf": "every engine, pdftotext too, reads wrong Han through the file's ToUnicode; only "
+                                 "OCR (jpn) reads the heading",
+    "pj__issue18117.pdf": "the phrase is CJK Extension B behind a UTF-8 codespace no engine here decodes, and "
+                          "Tesseract's models misread its glyphs",
+    "mu__test_3072.pdf": "an Identity-H TrueType font with no ToUnicode: every engine gives glyph codes; only OCR "
+                         "(chi_sim) reads it",
+}
+
+
+def _wrong_maps_and_columns(marked: bool) -> list[Any]:
+    rows = manifest_rows(lambda r: r["notes"][:2] in ("A:", "A ", "B:"), manifest="MANIFEST-trust.tsv")
+    return [pytest.param(row, id=row["out_name"], marks=[
+        pytest.mark.xfail(reason=TEXT_LAYER_GAPS[row["out_name"]], strict=True)]
+        if marked and row["out_name"] in TEXT_LAYER_GAPS else []) for row in rows]
+
+
+def _phrase_page(row: dict[str, str]) -> int:
+    found = re.search(r"phrase page=(\d+)", row["notes"])
+    assert found, row["notes"]
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("row", _wrong_maps_and_columns(marked=False))
+def test_a_page_read_through_a_wrong_cjk_map_is_never_trusted_with_the_wrong_text(row: dict[str, str]) -> None:
+    """Classes A and B of MANIFEST-trust.tsv: the phrase page is either read right (by the engine
+    whose script is plausible, or whose column order follows the page) or not trusted, and sent
+    to OCR whole: wrong text that looks sound is the worst outcome."""
+    data = (CORPUS / "files" / row["out_name"]).read_bytes()
+    pages = extract_units(data, sniff(data, row["out_name"]), Settings())
+    page = pages[_phrase_page(row) - 1]
+    if phrase_ok(row["expected"], page.text):
+        return
+    assert page.report.status not in ("clean", "recovered"), (page.report.reason, page.text[:200])
+    assert page.ocr_scope == WHOLE_PAGE
+
+
+@pytest.mark.parametrize("row", _wrong_maps_and_columns(marked=True))
+def test_cjk_and_vertical_text_layers_give_their_phrase(row: dict[str, str]) -> None:
+    """The reading chosen among the engines holds the phrase: pdftotext's Cyrillic where pdfium
+    reads Hangul, the columns right to left where pdfium reads them left to right."""
+    data = (CORPUS / "files" / row["out_name"]).read_bytes()
+    pages = extract_units(data, sniff(data, row["out_name"]), Settings())
+    page = pages[_phrase_page(row) - 1]
+    assert phrase_ok(row["expected"], page.text), (page.report.status, page.text[:200])
+    assert page.report.status in ("clean", "recovered")
+
+
+def test_vertical_columns_take_the_reading_that_follows_the_page_whichever_engine_gives_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pj__vertical.pdf: pdfium reads the two columns left to right; with pdfminer made to do the
+    same (as it does on other files), pdftotext's right-to-left reading wins, judged by pdfium's
+    character boxes, not by the engine's name."""
+    from papersift import pdf_engines
+
+    if not (CORPUS / "files" / "pj__vertical.pdf").is_file():
+        pytest.skip("pj__vertical.pdf not in the corpus")
+    monkeypatch.setattr(pdf_engines._Pdfminer, "layout_text", lambda self, number: "日本語\nあいうえお")
+    data = (CORPUS / "files" / "pj__vertical.pdf").read_bytes()
+    page = extract_units(data, sniff(data, "pj__vertical.pdf"), Settings())[0]
+    assert (page.report.engine, page.report.status) == ("pdftotext", "clean")
+    assert "column_order" in page.report.signals
+    assert "".join(page.text.split()) == "あいうえお日本語"

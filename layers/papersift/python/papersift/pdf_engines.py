@@ -151,6 +151,35 @@ def _rows_from_boxes(textpage: Any) -> str:
     return "\n".join(lines)
 
 
+def _column_ranks(textpage: Any) -> dict[str, list[int]]:
+    """Each character's places (ascending) in vertical reading order, from pdfium's character
+    boxes: glyphs grouped into columns by the overlap of their horizontal extents, the columns
+    read from right to left, each from top to bottom. What an engine's text of a page in vertical
+    writing is checked against: whichever order it came in, the page's geometry is the same."""
+    c = pdfium_c
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    glyphs: list[tuple[float, float, float, str]] = []  # x0, x1, vertical centre, char
+    for index in range(c.FPDFText_CountChars(textpage)):
+        code = c.FPDFText_GetUnicode(textpage, index)
+        if code <= 32 or not c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
+            continue
+        glyphs.append((left.value, max(right.value, left.value + 0.1), (bottom.value + top.value) / 2, chr(code)))
+    columns: list[tuple[float, float, list[tuple[float, float, float, str]]]] = []  # band x0, x1, glyphs
+    for glyph in sorted(glyphs, key=lambda g: -(g[0] + g[1])):
+        if columns:
+            low, high, members = columns[-1]
+            if min(high, glyph[1]) - max(low, glyph[0]) > 0.3 * min(high - low, glyph[1] - glyph[0]):
+                members.append(glyph)
+                columns[-1] = (min(low, glyph[0]), max(high, glyph[1]), members)
+                continue
+        columns.append((glyph[0], glyph[1], [glyph]))
+    ranks: dict[str, list[int]] = {}
+    ordered = (glyph for _, _, column in columns for glyph in sorted(column, key=lambda g: -g[2]))
+    for rank, glyph in enumerate(ordered):
+        ranks.setdefault(glyph[3], []).append(rank)
+    return ranks
+
+
 def _bounded_text(textpage: Any, box: Any) -> str:
     """Text inside the page box in one pdfium pass: asking for the size first costs a second
     pass over every character, so the buffer is sized from the character count instead."""
@@ -521,6 +550,13 @@ class PdfHandle:
     def layout_text(self, number: int) -> str:
         """poppler's text of one page in visual row order (``-layout``)."""
         return self._pdftotext(number, "-layout")
+
+    def column_ranks(self, number: int) -> dict[str, list[int]]:
+        """Page ``number``'s characters and their places in vertical reading order (columns right
+        to left, each top to bottom); empty when pdfium cannot read the page."""
+        if self.pdfium is None:
+            return {}
+        return self._on_text_page(number, lambda page, textpage: _column_ranks(textpage))
 
     def row_text(self, number: int) -> str:
         """The page's characters regrouped into visual rows from pdfium's character boxes:
