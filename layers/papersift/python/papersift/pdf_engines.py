@@ -238,6 +238,8 @@ def _open_pypdf(data: bytes, passwords: list[bytes]) -> tuple[Any, bytes]:
     return reader, chosen
 
 
+#: what pdfium's open says of a file it parsed whose page tree holds no page
+_NO_PAGES = "no pages in the page tree"
 #: a page object ("/Type /Page", not /Pages): counted in the raw bytes to catch a page tree that loops
 _PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
 
@@ -330,7 +332,9 @@ class PdfHandle:
             else:
                 # no pages through the page tree: empty, or a broken /Pages the others may see past
                 self.pdfium.close()
-                self.pdfium, self.pdfium_error = None, "no pages in the page tree"
+                self.pdfium, self.pdfium_error = None, _NO_PAGES
+        #: pdfium parsed the file and found no pages (not: failed to parse it)
+        pdfium_empty = self.pdfium_error == _NO_PAGES
         if wrong_password and self.pdfium_error is None:
             raise EncryptedInputError("the PDF is encrypted and no supplied password opens it")
         # pdfium could not parse it (or does not support its security handler): try pypdf
@@ -341,23 +345,30 @@ class PdfHandle:
             raise
         except Exception as exc:
             pypdf_error = "no pages" if isinstance(exc, EmptyInputError) else f"{type(exc).__name__}: {exc}"
-            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf says {pypdf_error}")
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf says {pypdf_error}",
+                                pdfium_empty and isinstance(exc, EmptyInputError))
             return
         if pages == 0:
-            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages")
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages", pdfium_empty)
             return
         self._pypdf = reader
         self.open_note = f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it"
 
-    def _open_pdfminer(self, others: str) -> None:
-        """The last opener: pdfminer finds pages by their /Type when the page tree is broken."""
+    def _open_pdfminer(self, others: str, others_found_none: bool) -> None:
+        """The last opener: pdfminer finds pages by their /Type when the page tree is broken.
+
+        No pages is ``empty`` only when every opener parsed the file and found none
+        (``others_found_none``); where pdfium or pypdf failed to parse it (a file cut short), no
+        pages is damage, and each opener's reason is kept."""
         try:
             miner = _Pdfminer(self.data, self.password)
             pages = len(miner.pages())
         except Exception as exc:
             raise CorruptInputError(f"unreadable PDF: {others}; pdfminer says {type(exc).__name__}: {exc}") from exc
         if pages == 0:
-            raise EmptyInputError("the PDF has no pages")
+            if others_found_none:
+                raise EmptyInputError("the PDF has no pages: pdfium, pypdf and pdfminer parsed it and found none")
+            raise CorruptInputError(f"unreadable PDF: {others}; pdfminer finds no pages")
         self._miner = miner
         self.open_note = f"pdfium and pypdf cannot open the PDF ({others}); pdfminer found {pages} pages"
 
