@@ -137,6 +137,19 @@ def test_blank_page_is_empty_but_not_suspect() -> None:
     assert not verdict.suspect
 
 
+@pytest.mark.parametrize(("text", "layout", "said"), [
+    ("", PageLayout(), "No text on the page"),
+    ("É", PageLayout(), "Only 1 character of text on the page"),
+    ("É 7", PageLayout(), "Only 2 characters of text on the page"),
+    ("7", PageLayout(image_count=1, image_area_ratio=0.9), "Only 1 character of text on a page that draws"),
+])
+def test_the_reason_of_a_near_empty_page_says_how_much_text_there_is(text: str, layout: PageLayout,
+                                                                       said: str) -> None:
+    verdict = assess_text(text, layout)
+    assert "empty" in verdict.signals
+    assert verdict.reason.startswith(said)
+
+
 @pytest.mark.parametrize("layout", [
     PageLayout(image_count=1, image_area_ratio=0.9),
     PageLayout(has_vector_glyphs=True),

@@ -368,7 +368,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
     layout = layout or PageLayout()
     nonspace = nonspace_count(text) if nonspace is None else nonspace
     if nonspace < _T.min_chars:
-        return _empty_verdict(layout)
+        return _empty_verdict(layout, nonspace)
     page = _measure(text, layout, nonspace)
     evidence = _Evidence()
     _judge_glyph_garbage(page, evidence)
@@ -396,13 +396,16 @@ def detect_language(text: str) -> str | None:
     return _word_evidence(runs, lexicon()).language if letters >= _T.min_letters_for_words else None
 
 
-def _empty_verdict(layout: PageLayout) -> TextVerdict:
+def _empty_verdict(layout: PageLayout, nonspace: int) -> TextVerdict:
+    """A page with fewer than ``min_chars`` characters; the reason says how many there are (one
+    stray character is not "no text")."""
+    found = "No text" if nonspace == 0 else f"Only {nonspace} character{'s' if nonspace > 1 else ''} of text"
     if _draws_something(layout):
         return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
                            confidence=_T.empty_confidence,
-                           reason="No text layer on a page that draws images or glyphs.")
+                           reason=f"{found} on a page that draws images or glyphs.")
     return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=_T.empty_confidence,
-                       reason="No text on the page, and nothing drawn that could hold text.")
+                       reason=f"{found} on the page, and nothing drawn that could hold text.")
 
 
 def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
