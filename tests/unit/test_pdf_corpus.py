@@ -148,3 +148,15 @@ def test_vertical_columns_take_the_reading_that_follows_the_page_whichever_engin
     assert (page.report.engine, page.report.status) == ("pdftotext", "clean")
     assert "column_order" in page.report.signals
     assert "".join(page.text.split()) == "あいうえお日本語"
+
+
+def test_an_implausible_script_asks_the_engines_that_decode_cmaps_before_pypdf() -> None:
+    """pj__issue20232.pdf: pdfium reads the Cyrillic title block as Hangul outside KS X 1001;
+    pdfminer reads only the dots, pdftotext the Cyrillic, and pypdf is never asked."""
+    if not (CORPUS / "files" / "pj__issue20232.pdf").is_file():
+        pytest.skip("pj__issue20232.pdf not in the corpus")
+    data = (CORPUS / "files" / "pj__issue20232.pdf").read_bytes()
+    page = extract_units(data, sniff(data, "pj__issue20232.pdf"), Settings())[0]
+    assert [a.engine for a in page.report.attempts] == ["pdfium", "pdfminer", "pdftotext"]
+    assert "implausible_script" in page.report.attempts[0].signals
+    assert (page.report.engine, page.report.status) == ("pdftotext", "recovered")

@@ -480,6 +480,13 @@ def test_the_more_plausible_reading_of_a_cjk_page_scores_higher() -> None:
     assert wrong.score < right.score
 
 
+def test_one_rare_character_on_a_page_of_common_han_stays_clean_but_ranks_below_none() -> None:
+    page = "北京是中华人民共和国的首都，也是全国的政治和文化中心。" * 4
+    with_rare = assess_text(page + "㦓")
+    assert_clean(with_rare)
+    assert with_rare.score < assess_text(page + "黎").score
+
+
 def test_characters_only_in_jis_x_0212_weigh_less_than_those_in_no_set() -> None:
     # one Extension A character and one JIS X 0212 one among 15 common Han: 1.5 of 17 weighted
     common_text = "北京是中华人民共和国的首都也是全国"

@@ -475,11 +475,16 @@ def _judge_national_sets(page: _Page, evidence: _Evidence) -> None:
     """A CJK or Hangul page whose characters fall outside every common national set: what the
     codes of a wrong CMap or ToUnicode map land on (rare Extension A Han, Hangul for Cyrillic),
     as suspicious as a ``(cid:N)``. Real text keeps to those sets almost entirely."""
-    dominant = page.script in ("cjk", "hangul")
-    if page.implausible < (_T.implausible_min_chars if dominant else _T.implausible_minority_chars):
+    if not page.implausible:
         return
     weighted = page.implausible - (1.0 - _T.implausible_rare_weight) * page.rare
     share = weighted / max(page.east_asian, 1)
+    # as glyph garbage does, the share of the page's glyphs costs the score, also below the
+    # signal's bar: of two readings of a page the more plausible one scores higher
+    evidence.score *= (1.0 - min(1.0, weighted / max(page.glyphs, 1))) ** 2
+    dominant = page.script in ("cjk", "hangul")
+    if page.implausible < (_T.implausible_min_chars if dominant else _T.implausible_minority_chars):
+        return
     if share < (_T.implausible_suspect_share if dominant else _T.implausible_minority_share):
         return
     rare = f" ({page.rare} only in JIS X 0212)" if page.rare else ""
@@ -487,7 +492,6 @@ def _judge_national_sets(page: _Page, evidence: _Evidence) -> None:
                    f"are in none of GB2312, Big5, JIS X 0208 and KS X 1001{rare}, as the codes of a wrong CMap land")
     evidence.suspect = True
     evidence.corrupt = evidence.corrupt or share >= _T.implausible_corrupt_share
-    evidence.score *= (1.0 - share) ** 2
 
 
 def _judge_numbers(page: _Page, evidence: _Evidence) -> None:

@@ -295,6 +295,8 @@ UNDECODABLE_FONT_SHARE = 0.5
 SHORT_PAGE_GLYPHS = 40
 #: scripts the verdict names by script alone, no dictionary checking their words
 _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
+#: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
+_CMAP_READERS = ("pdfminer", "pdftotext")
 #: two engines read the same characters when this share of them agrees (as multisets)
 CHARACTER_AGREEMENT = 0.9
 
@@ -309,6 +311,11 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     suspect = best.verdict.suspect
     if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
         return ladder  # a few sound words on a picture: the fonts have nothing to add
+    if "implausible_script" in best.verdict.signals:
+        # a wrong CMap or ToUnicode map: the second opinions are the engines that decode CMaps
+        # their own way (pdfminer with the CJK collections' CMaps, poppler), before pypdf, whose
+        # reading of such fonts is mojibake; the first sound one ends the ladder
+        ladder = [*(e for e in _CMAP_READERS if e in ladder), *(e for e in ladder if e not in _CMAP_READERS)]
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
     if not (suspect or script_only or short):
