@@ -7,6 +7,8 @@ phrases are matched with the corpus's own scorer so both sides normalise the sam
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +16,14 @@ from corpus_cases import CORPUS, manifest_rows, phrase_ok
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import count_pages, extract_units
+from papersift.ocr import tesseract
 from papersift.ocr.routing import WHOLE_PAGE
+from papersift.ocr.stage import default_engines
+from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.sniff import sniff
+from papersift.steps import DocumentRef, document_id
+from papersift.storage import LocalDirStore
 
 CATEGORIES = {"native_pdf", "encrypted_pdf", "broken_font_pdf", "corrupt"}
 
@@ -84,22 +91,24 @@ def test_sound_latex_papers_with_math_control_characters_stay_trusted_and_skip_o
 
 
 #: classes A (CJK and Cyrillic through wrong CMaps) and B (vertical columns) of MANIFEST-trust.tsv whose
-#: phrase no text engine here reads, with the reason; their phrase pages must still not be trusted
-TEXT_LAYER_GAPS = {
-    "pj__issue2884_reduced.pdf": "every engine, pdftotext too, reads wrong Han through the file's ToUnicode; only "
-                                 "OCR (jpn) reads the heading",
+#: text layer no engine here reads right: OCR must read them, with the Tesseract model it needs
+OCR_READS = {
+    "pj__issue2884_reduced.pdf": "jpn",  # every engine, pdftotext too, reads wrong Han through the ToUnicode
+    "mu__test_3072.pdf": "chi_sim",  # Identity-H TrueType with no ToUnicode: every engine gives glyph codes
+    "pj__issue18117.pdf": "chi_sim",
+}
+#: ... and those whose phrase nothing here reads, OCR included, with the reason
+NOTHING_READS = {
     "pj__issue18117.pdf": "the phrase is CJK Extension B behind a UTF-8 codespace no engine here decodes, and "
-                          "Tesseract's models misread its glyphs",
-    "mu__test_3072.pdf": "an Identity-H TrueType font with no ToUnicode: every engine gives glyph codes; only OCR "
-                         "(chi_sim) reads it",
+                          "Tesseract's models misread its glyphs (the page ends needs_review, untrusted)",
 }
 
 
 def _wrong_maps_and_columns(marked: bool) -> list[Any]:
     rows = manifest_rows(lambda r: r["notes"][:2] in ("A:", "A ", "B:"), manifest="MANIFEST-trust.tsv")
     return [pytest.param(row, id=row["out_name"], marks=[
-        pytest.mark.xfail(reason=TEXT_LAYER_GAPS[row["out_name"]], strict=True)]
-        if marked and row["out_name"] in TEXT_LAYER_GAPS else []) for row in rows]
+        pytest.mark.xfail(reason=NOTHING_READS[row["out_name"]], strict=True)]
+        if marked and row["out_name"] in NOTHING_READS else []) for row in rows]
 
 
 def _phrase_page(row: dict[str, str]) -> int:
@@ -123,14 +132,29 @@ def test_a_page_read_through_a_wrong_cjk_map_is_never_trusted_with_the_wrong_tex
 
 
 @pytest.mark.parametrize("row", _wrong_maps_and_columns(marked=True))
-def test_cjk_and_vertical_text_layers_give_their_phrase(row: dict[str, str]) -> None:
-    """The reading chosen among the engines holds the phrase: pdftotext's Cyrillic where pdfium
-    reads Hangul, the columns right to left where pdfium reads them left to right."""
-    data = (CORPUS / "files" / row["out_name"]).read_bytes()
-    pages = extract_units(data, sniff(data, row["out_name"]), Settings())
-    page = pages[_phrase_page(row) - 1]
-    assert phrase_ok(row["expected"], page.text), (page.report.status, page.text[:200])
-    assert page.report.status in ("clean", "recovered")
+def test_cjk_and_vertical_files_give_their_phrase_through_the_whole_pipeline(row: dict[str, str],
+                                                                              tmp_path: Path) -> None:
+    """What `papersift extract` does, OCR included: the reading chosen among the engines (pdftotext's
+    Cyrillic where pdfium reads Hangul, the columns right to left where pdfium reads them left to
+    right), or Tesseract's where no text layer reads the page, holds the phrase; a page OCR did
+    not read is trusted only with its phrase."""
+    name = row["out_name"]
+    if name in OCR_READS:
+        if shutil.which("tesseract") is None:
+            pytest.skip("tesseract is not installed")
+        if OCR_READS[name] not in tesseract.installed_languages():
+            pytest.skip(f"the Tesseract model {OCR_READS[name]} is not installed")
+    store = LocalDirStore(tmp_path / "store")
+    (tmp_path / name).write_bytes((CORPUS / "files" / name).read_bytes())
+    store.upload_file(tmp_path / name, f"incoming/{name}")
+    document = DocumentRef(doc_id=document_id("local", f"incoming/{name}"), bucket="local", key=f"incoming/{name}",
+                           source_name=name)
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=120))
+    text = store.get(f"results/{document.doc_id}/text.txt").decode()
+    page = report.pages[_phrase_page(row) - 1]
+    assert phrase_ok(row["expected"], text), (page.status, page.reason, text[:300])
+    assert page.status in ("clean", "recovered", "ocr")
+    assert (page.engine == "tesseract") == (name in OCR_READS)
 
 
 def test_vertical_columns_take_the_reading_that_follows_the_page_whichever_engine_gives_it(
