@@ -405,7 +405,7 @@ def _empty_verdict(layout: PageLayout, nonspace: int) -> TextVerdict:
                            confidence=_T.empty_confidence,
                            reason=f"{found} on a page that draws images or glyphs.")
     return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=_T.empty_confidence,
-                       reason=f"{found} on the page, and nothing drawn that could hold text.")
+                       reason=f"{found} on the page, and no images or outlined glyphs that could hold more.")
 
 
 def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
