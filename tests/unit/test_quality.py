@@ -460,6 +460,25 @@ def test_the_national_sets_hold_common_han_and_not_what_wrong_cmaps_land_on() ->
     assert quality.national_charsets() is quality.national_charsets()  # decoded once
 
 
+@pytest.mark.parametrize(("codec", "leads", "trails", "prefix"), [
+    ("big5", bytes(range(0x81, 0xFF)), bytes([*range(0x40, 0x7F), *range(0xA1, 0xFF)]), b""),  # ASCII trails
+    ("cp932", bytes([*range(0x81, 0xA0), *range(0xE0, 0xF0)]), bytes([*range(0x40, 0x7F), *range(0x80, 0xFD)]), b""),
+    ("euc_jp", bytes(range(0xA1, 0xFF)), bytes(range(0xA1, 0xFF)), b"\x8f"),  # JIS X 0212's three bytes
+])
+def test_one_decode_of_every_code_finds_what_a_decode_per_code_finds(codec: str, leads: bytes, trails: bytes,
+                                                                     prefix: bytes) -> None:
+    expected = set()
+    for lead in leads:
+        for trail in trails:
+            try:
+                decoded = (prefix + bytes((lead, trail))).decode(codec)
+            except UnicodeDecodeError:
+                continue
+            if len(decoded) == 1:
+                expected.add(decoded)
+    assert quality._decoded(codec, leads, trails, prefix) == expected
+
+
 @pytest.mark.parametrize("text", [
     # pdfium on a Type0 font whose ToUnicode maps to wrong code points: rare Extension A Han
     "4. 6 䋴䋮䋶糫 Ǎ蒭鍍伴俘緌鍍伴俘u勢渡袱糫",
