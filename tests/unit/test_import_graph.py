@@ -214,6 +214,13 @@ def test_bench_scripts_import_one_another_without_a_cycle() -> None:
     assert cycles_report(bench_modules()) == []
 
 
+def test_bench_scripts_share_helpers_through_common_which_imports_no_script() -> None:
+    modules = bench_modules()
+    edges = import_edges(modules)
+    assert [edge for edge in edges if edge.source == "common"] == []
+    assert {edge.target for edge in edges} <= {"common"}, "a bench script imports another script, not common"
+
+
 def test_a_cycle_hidden_in_a_function_level_import_is_found(tmp_path: Path) -> None:
     """The walk sees inside functions and skips TYPE_CHECKING blocks; without this the two tests
     above could pass by reading nothing."""
