@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from papersift.archives.names import BIDI_CONTROLS, capped_name, name_text, shown_name
+from papersift.archives.names import capped_name, name_text, shown_name, unsafe_name_character
 from papersift.layout import CLEAN_TEXT_FILE, MARKDOWN_FILE, PAGES_FOLDER, REPORT_FILE, REPORT_PAGE_FILE, TEXT_FILE
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, DocumentStatus, ExtractionReport
 from papersift.report_page import render_report_page
@@ -120,10 +120,12 @@ _MAX_COMPONENT_BYTES = 200
 
 
 def safe_component(name: str) -> str:
-    """One folder or file name from any name: no separators, no control or bidi characters, never
-    '.' or '..', at most 200 bytes (so a suffix such as ".report.json" or " (2)" still fits)."""
-    text = "".join("_" if c in "/\\\0" or c in BIDI_CONTROLS or unicodedata.category(c) in ("Cc", "Cs") else c
-                   for c in name_text(name))
+    """One folder or file name from any name: NFC, no separators, none of the characters the API
+    refuses in a file name (``unsafe_name_character``: controls, bidi and other format characters,
+    line separators, private use), never '.' or '..', at most 200 bytes (so a suffix such as
+    ".report.json" or " (2)" still fits)."""
+    text = "".join("_" if c in "/\\" or unsafe_name_character(c) else c
+                   for c in unicodedata.normalize("NFC", name_text(name)))
     text = text.strip() or "unnamed"
     if set(text) == {"."}:
         text = text.replace(".", "_")

@@ -8,11 +8,13 @@ are ``SecretStr``: their repr, str and any log line show ``**********``; only
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from papersift.archives.names import file_name_problem
 from papersift.layout import CLEAN_TEXT_FILE
 from papersift.report import DocumentStatus
 from papersift.steps import DocumentOptions
@@ -64,7 +66,10 @@ class ExtractionOptions(ApiModel):
 class SubmitRequest(ApiModel):
     """POST /documents: announce a file; upload it to the returned URL."""
 
-    file_name: str = Field(min_length=1, max_length=255, description="the file's name (its extension is a hint only)")
+    file_name: str = Field(min_length=1, max_length=255,
+                           description="the file's name (its extension is a hint only): taken in NFC, at most "
+                                       "255 bytes of UTF-8, no '/' or '\\', not '.' or '..', and no control, "
+                                       "format (bidi), line separator or private-use character")
     passwords: list[Password] = Field(default_factory=list, max_length=16,
                                       description="tried on encrypted files; never logged or stored in results")
     options: ExtractionOptions = Field(default_factory=ExtractionOptions)
@@ -72,8 +77,13 @@ class SubmitRequest(ApiModel):
     @field_validator("file_name")
     @classmethod
     def _plain_name(cls, value: str) -> str:
-        if "/" in value or "\\" in value or value in (".", "..") or any(ord(c) < 32 for c in value):
-            raise ValueError("file_name must be a plain file name (no path separators or control characters)")
+        """The name becomes the last segment of the upload's key and the document's source name:
+        it must be one a file system and S3 take as it is, and that shows as it is
+        (``file_name_problem``, the rule the CLI's output folders follow)."""
+        value = unicodedata.normalize("NFC", value)
+        problem = file_name_problem(value)
+        if problem:
+            raise ValueError(f"file_name {problem}")
         return value
 
     def document_options(self) -> DocumentOptions:

@@ -42,6 +42,7 @@ from papersift.api_models import (
     SubmitRequest,
     SubmitResponse,
 )
+from papersift.archives.names import object_key_problem
 from papersift.errors import (
     DocumentNotFoundError,
     DocumentRunningError,
@@ -136,12 +137,14 @@ class Catalog:
         """Record the document and hand back a presigned PUT for its bytes; the upload runs the
         same S3-triggered path as a drop. Its options are signed into the URL as metadata."""
         doc_id, key, metadata = self._new_document(request)
-        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        # If-None-Match: * signed in: S3 refuses a second PUT to the URL (412 PreconditionFailed)
+        # rather than replacing the object whose run has started, and a client cannot leave it out
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "IfNoneMatch": "*"}
         if metadata:
             params["Metadata"] = metadata
         seconds = self.settings.api_upload_url_seconds
         url = self.s3.generate_presigned_url("put_object", Params=params, ExpiresIn=seconds, HttpMethod="PUT")
-        headers = {f"x-amz-meta-{name}": value for name, value in metadata.items()}
+        headers = {"If-None-Match": "*", **{f"x-amz-meta-{name}": value for name, value in metadata.items()}}
         return SubmitResponse(doc_id=doc_id, status=AWAITING_UPLOAD, links=DocumentLinks.of(doc_id),
                               upload=PresignedUpload(url=url, headers=headers, expires_in=seconds))
 
@@ -174,6 +177,9 @@ class Catalog:
     def _new_document(self, request: SubmitRequest) -> tuple[str, str, dict[str, str]]:
         metadata = self._metadata(request)
         key = f"{API_UPLOAD_PREFIX}{secrets.token_urlsafe(18)}/{request.file_name}"
+        problem = object_key_problem(key)
+        if problem:  # file_name is at most 255 bytes, so only if the prefix or that rule changes
+            raise RequestError(f"file_name {problem}", field="file_name")
         doc_id = document_id(self.bucket, key)
         now = self.clock().isoformat(timespec="seconds")
         item = {"doc_id": doc_id, "status": SUBMITTED, "source_bucket": self.bucket, "source_key": key,
@@ -310,7 +316,8 @@ class Catalog:
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document's results, work files, members (documents of their own) and items,
         every object version of them, and the source when papersift wrote it (an API upload, an
-        archive member). Refused while the document (or its archive) is still being processed."""
+        archive member). Refused while the document (or its archive) is still being processed; 404
+        when nothing of it is left (a second DELETE), like GET."""
         item = self._item(doc_id)
         execution = self._execution(str(item.get("parent_doc_id") or doc_id) if item else doc_id)
         if item is None and execution is None:
@@ -326,6 +333,8 @@ class Catalog:
         if source_key.startswith(OWNED_SOURCE_PREFIXES):
             prefixes.append(source_key)
         deleted = sum(self._delete_versions(prefix) for prefix in prefixes)
+        if item is None and not deleted:  # a finished run whose document was deleted already, as GET says
+            raise DocumentNotFoundError(f"no document {doc_id}")
         with self.table.batch_writer() as batch:
             for document in documents:
                 batch.delete_item(Key={"doc_id": document})
