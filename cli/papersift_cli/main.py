@@ -193,8 +193,10 @@ def require_local_extra(command: str) -> None:
     missing and how to install it, before any work starts."""
     import importlib
 
+    needs = ["papersift_cli.local_aws"] + (["papersift_cli.api_server"] if command == "serve" else [])
     try:
-        importlib.import_module("papersift_cli.api_server" if command == "serve" else "papersift_cli.local_aws")
+        for module in needs:
+            importlib.import_module(module)
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").partition(".")[0]
         if missing not in LOCAL_EXTRA_MODULES:
@@ -217,18 +219,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         exit_code = _main(argv)
         sys.stdout.flush()  # here, not at interpreter exit, where a broken pipe is a traceback
-    except BrokenPipeError:
-        _silence_closed_pipes()
+    except BrokenPipeError:  # stdout's or stderr's reader: either way the command is ending
+        _silence_closed_pipe(sys.stdout, sys.stderr)
     return exit_code
 
 
-def _silence_closed_pipes() -> None:
-    """The recipe of the signal module's docs (note on SIGPIPE): /dev/null in place of stdout and
-    stderr, so what is still buffered for them is dropped at exit without a word."""
+def _silence_closed_pipe(*streams: Any) -> None:
+    """The recipe of the signal module's docs (note on SIGPIPE): /dev/null in place of the stream,
+    so what is still buffered for it is dropped at exit without a word."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
+    for stream in streams:
         with contextlib.suppress(OSError, ValueError):
             os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -281,7 +284,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         print_summary(results, sys.stdout, time.monotonic() - started)
     except BrokenPipeError:  # the reader has gone: the results are on disk all the same
-        _silence_closed_pipes()
+        _silence_closed_pipe(sys.stdout)
         return exit_code
     if args.open:
         open_first_report(results, args.out, args.flat)
