@@ -521,7 +521,9 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
             writer.write(index, result)
             return result
 
-        if jobs <= 1 or threading.active_count() > 1:  # lanes are forked: only from a single thread
+        # lanes are forked: only from a single thread. One lane for one input (or parallel_files = 1)
+        # only on a terminal, where its ticks move the page count while the input is read
+        if threading.active_count() > 1 or (jobs <= 1 and not progress.live):
             for index in todo:
                 live.started(index)
                 done(index, extract_one(index))

@@ -236,20 +236,18 @@ def test_extract_needs_no_local_extra(tmp_path: Path) -> None:
 # -- the live line on a terminal -----------------------------------------------------------------------
 
 
-def test_the_live_line_names_the_input_a_lane_reads_now_and_counts_its_pages_as_they_are_read(
-        tmp_path: Path) -> None:
-    """Two lanes, three inputs: the scan (largest, so first) runs while the two notes finish; the
-    live line (drawn only on a terminal) names it, and its page count moves before it is done."""
-    inputs = tmp_path / "inputs"
-    note(inputs, "a-note.txt")
-    note(inputs, "b-note.txt")
-    images = [text_image() for _ in range(8)]
-    images[0].save(inputs / "c-scan.tif", format="TIFF", save_all=True, append_images=images[1:])
-    config = tmp_path / "papersift.toml"
-    config.write_text("[papersift]\nparallel_files = 2\n", encoding="utf-8")
+def scan(path: Path, frames: int) -> Path:
+    """A picture document: seconds of OCR, a page at a time."""
+    images = [text_image() for _ in range(frames)]
+    images[0].save(path, format="TIFF", save_all=True, append_images=images[1:])
+    return path
+
+
+def live_lines_on_a_terminal(inputs: Path, tmp_path: Path, *options: str) -> str:
+    """What `papersift extract` draws on stderr when stderr is a terminal (a pty)."""
     leader, follower = pty.openpty()
     process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(tmp_path / "out"), "--ocr",
-                                "local-only", "--config", str(config)], stdout=subprocess.DEVNULL, stderr=follower)
+                                "local-only", *options], stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
     seen = b""
     deadline = time.monotonic() + 300
@@ -268,10 +266,37 @@ def test_the_live_line_names_the_input_a_lane_reads_now_and_counts_its_pages_as_
     finally:
         assert process.wait(timeout=300) == 0
         os.close(leader)
-    text = seen.decode("utf-8", errors="replace")
-    before_scan_done = text.split("c-scan.tif: ", 1)[0]
-    live = [line.strip() for line in before_scan_done.split("\r") if line.strip().startswith("papersift: ")]
+    return seen.decode("utf-8", errors="replace")
+
+
+def live_states(text: str, until: str) -> list[str]:
+    """The live line's states drawn before ``until`` appears."""
+    return [line.strip() for line in text.split(until, 1)[0].split("\r") if line.strip().startswith("papersift: ")]
+
+
+def pages_of(line: str) -> int:
+    return int(line.split(" files, ", 1)[1].split(" pages", 1)[0])
+
+
+def test_the_live_line_names_the_input_a_lane_reads_now_and_counts_its_pages_as_they_are_read(
+        tmp_path: Path) -> None:
+    """Two lanes, three inputs: the scan (largest, so first) runs while the two notes finish; the
+    live line (drawn only on a terminal) names it, and its page count moves before it is done."""
+    inputs = tmp_path / "inputs"
+    note(inputs, "a-note.txt")
+    note(inputs, "b-note.txt")
+    scan(inputs / "c-scan.tif", 8)
+    config = tmp_path / "papersift.toml"
+    config.write_text("[papersift]\nparallel_files = 2\n", encoding="utf-8")
+    live = live_states(live_lines_on_a_terminal(inputs, tmp_path, "--config", str(config)), "c-scan.tif: ")
     assert any(line.endswith("| c-scan.tif") for line in live), live
-    counts = [int(line.split(" files, ", 1)[1].split(" pages", 1)[0]) for line in live
-              if line.startswith("papersift: 2/3 files")]  # both notes done (2 pages), the scan read
+    counts = [pages_of(line) for line in live if line.startswith("papersift: 2/3 files")]  # the notes are done
     assert len(set(counts)) > 1 and max(counts) > 2, live
+
+
+def test_a_single_input_on_a_terminal_shows_its_pages_as_they_are_read(tmp_path: Path) -> None:
+    single = scan(tmp_path / "scan.tif", 6)
+    live = live_states(live_lines_on_a_terminal(single, tmp_path), "scan.tif: ")
+    counts = [pages_of(line) for line in live]
+    assert any(line.endswith("| scan.tif") for line in live), live
+    assert 0 < max(counts) <= 6 and len(set(counts)) > 2, live
