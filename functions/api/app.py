@@ -33,7 +33,8 @@ from botocore.exceptions import ClientError
 from papersift import __version__
 from papersift.api_models import ErrorResponse
 from papersift.catalog import Catalog
-from papersift.errors import RequestError
+from papersift.errors import AWS_THROTTLING_CODES, RequestError
+from papersift.layout import BUCKET_NAME_ENV, STATE_MACHINE_ARN_ENV, TABLE_NAME_ENV
 from papersift.settings import Settings
 
 logger = Logger()
@@ -44,19 +45,19 @@ settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3", config=Config(signature_version="s3v4", retries={"mode": "standard"}))
 catalog = Catalog(
     s3=s3,
-    table=boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"]),
+    table=boto3.resource("dynamodb").Table(os.environ[TABLE_NAME_ENV]),
     sfn=boto3.client("stepfunctions"),
-    bucket=os.environ["BUCKET_NAME"],
-    state_machine_arn=os.environ["STATE_MACHINE_ARN"],
+    bucket=os.environ[BUCKET_NAME_ENV],
+    state_machine_arn=os.environ[STATE_MACHINE_ARN_ENV],
     settings=settings,
 )
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(document_routes.router)
 app.include_router(result_routes.router)
 
-#: AWS error codes that mean "slow down" rather than "broken"
-THROTTLING_CODES = frozenset({"ThrottlingException", "Throttling", "TooManyRequestsException", "SlowDown",
-                              "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
+#: AWS error codes the API answers 429 "retry with backoff" to: a back end (S3, DynamoDB, Step
+#: Functions) busy, whichever code it says it with
+API_BUSY_CODES = AWS_THROTTLING_CODES
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None) -> Response[str]:
@@ -81,7 +82,7 @@ def refused(exc: RequestError) -> Response[str]:
 @app.exception_handler(ClientError)
 def aws_refused(exc: ClientError) -> Response[str]:
     code = str(exc.response.get("Error", {}).get("Code", ""))
-    if code in THROTTLING_CODES:
+    if code in API_BUSY_CODES:
         return error_response(HTTPStatus.TOO_MANY_REQUESTS, "throttled", "a back end is busy: retry with backoff")
     logger.exception("AWS call failed", extra={"aws_error": code})
     return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal", "internal error")

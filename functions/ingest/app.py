@@ -50,6 +50,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
+from papersift import layout
+from papersift.errors import THROTTLING_EXCEPTION
 from papersift.settings import Settings
 from papersift.steps import RunInput
 
@@ -59,16 +61,17 @@ metrics = Metrics()
 settings = Settings.from_env(os.environ)
 sfn = boto3.client("stepfunctions")
 sqs = boto3.client("sqs")
-STATE_MACHINE_ARN = os.environ["STATE_MACHINE_ARN"]
+STATE_MACHINE_ARN = os.environ[layout.STATE_MACHINE_ARN_ENV]
 #: a deferred drop comes back after this many seconds plus up to as many again (jitter, so a backlog
-#: does not return in one wave); the stack sets it from infra/deployment.py, the local runner shortens it
-ADMISSION_DELAY_SECONDS = int(os.environ.get("ADMISSION_DELAY_SECONDS", "30"))
+#: does not return in one wave); the stack sets it to papersift.layout's default, the local runner shortens it
+ADMISSION_DELAY_SECONDS = int(os.environ.get(layout.ADMISSION_DELAY_ENV, str(layout.ADMISSION_DELAY_SECONDS)))
 #: SQS's longest message delay
 MAX_DELAY_SECONDS = 900
 #: how many times a drop has been deferred (a message attribute; for logs and metrics)
 DEFERRALS_ATTRIBUTE = "papersift-deferrals"
-#: StartExecution errors that mean "not now" rather than "never"
-LOAD_ERRORS = frozenset({"ThrottlingException", "ExecutionLimitExceeded"})
+#: StartExecution errors that defer the drop ("not now" rather than "never"): Step Functions'
+#: throttling, and its quota of open executions
+START_DEFERRED_CODES = frozenset({THROTTLING_EXCEPTION, "ExecutionLimitExceeded"})
 #: ListExecutions' largest page
 LIST_PAGE = 1000
 
@@ -184,7 +187,7 @@ def start_run(obj: DroppedObject, slots: Slots) -> bool:
         logger.info("duplicate notification: run already exists", extra={"doc_id": doc_id, "key": obj.key})
         return True
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") not in LOAD_ERRORS:
+        if exc.response.get("Error", {}).get("Code") not in START_DEFERRED_CODES:
             raise
         logger.warning("Step Functions refused the start for load", extra={"doc_id": doc_id, "error": str(exc)})
         return False

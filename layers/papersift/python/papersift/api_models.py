@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from papersift.layout import CLEAN_TEXT_FILE
 from papersift.report import DocumentStatus
 from papersift.steps import DocumentOptions
 
@@ -57,7 +58,7 @@ class ExtractionOptions(ApiModel):
     extract_tables: bool | None = Field(default=None, description="detect tables and add them as Markdown")
     ocr_mode: OcrMode | None = Field(default=None, description="OCR routing for this document")
     ocr_languages: list[Language] | None = Field(default=None, max_length=8, description="Tesseract codes, e.g. eng")
-    clean_text: bool | None = Field(default=None, description="also write text.clean.txt")
+    clean_text: bool | None = Field(default=None, description=f"also write {CLEAN_TEXT_FILE}")
 
 
 class SubmitRequest(ApiModel):

@@ -48,12 +48,25 @@ from papersift.errors import (
     PayloadTooLargeError,
     RequestError,
 )
+from papersift.layout import (
+    API_UPLOAD_PREFIX,
+    HTML_CONTENT_TYPE,
+    JSON_CONTENT_TYPE,
+    MARKDOWN_CONTENT_TYPE,
+    MARKDOWN_FILE,
+    MEMBERS_PREFIX,
+    REPORT_FILE,
+    REPORT_PAGE_FILE,
+    TEXT_CONTENT_TYPE,
+    TEXT_FILE,
+    members_prefix,
+    results_prefix,
+    work_prefix,
+)
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
-from papersift.pipeline import results_prefix, work_prefix
 from papersift.report import ExtractionReport, MemberReport
-from papersift.report_page import REPORT_PAGE_NAME
 from papersift.settings import Settings
-from papersift.steps import API_UPLOAD_PREFIX, document_id
+from papersift.steps import document_id
 from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
@@ -64,13 +77,13 @@ PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_
                  "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
 #: result kind -> (its file under results/<doc_id>/, its content type)
 RESULT_FILES: Mapping[str, tuple[str, str]] = {
-    "text": ("text.txt", "text/plain; charset=utf-8"),
-    "markdown": ("document.md", "text/markdown; charset=utf-8"),
-    "report": ("report.json", "application/json"),
-    "view": (REPORT_PAGE_NAME, "text/html; charset=utf-8"),
+    "text": (TEXT_FILE, TEXT_CONTENT_TYPE),
+    "markdown": (MARKDOWN_FILE, MARKDOWN_CONTENT_TYPE),
+    "report": (REPORT_FILE, JSON_CONTENT_TYPE),
+    "view": (REPORT_PAGE_FILE, HTML_CONTENT_TYPE),
 }
 #: prefixes of objects papersift itself wrote as a document's source (deleted with the document)
-OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, "members/")
+OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, MEMBERS_PREFIX)
 
 
 def _now() -> datetime:
@@ -308,7 +321,7 @@ class Catalog:
                 self.store.exists(str(item.get("source_key") or "")):
             raise DocumentRunningError(f"document {doc_id} was uploaded and its run is about to start")
         documents = [doc_id, *(m.doc_id for m in self._members(item) if m.doc_id)]
-        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [f"members/{doc_id}/"]
+        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [members_prefix(doc_id)]
         source_key = str(item.get("source_key") or "") if item else ""
         if source_key.startswith(OWNED_SOURCE_PREFIXES):
             prefixes.append(source_key)
