@@ -379,6 +379,8 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
 
     options = document_options(settings)
     results: dict[int, FileResult] = dict(refused or {})
+    if len(results) == len(inputs):  # nothing to upload: no embedded AWS to start
+        return [results[index] for index in range(len(inputs))]
     with LocalAws(settings, retry_time_scale=CLI_RETRY_TIME_SCALE, forget_finished=True, direct_s3=True) as aws:
         index_of: dict[str, int] = {}
         for index, (path, name) in enumerate(zip(inputs, names, strict=True)):
