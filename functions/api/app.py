@@ -33,7 +33,7 @@ from botocore.exceptions import ClientError
 from papersift import __version__
 from papersift.api_models import ErrorResponse
 from papersift.catalog import Catalog
-from papersift.errors import AWS_THROTTLING_CODES, RequestError
+from papersift.errors import AWS_THROTTLING_CODES, RequestError, ThrottledError
 from papersift.layout import BUCKET_NAME_ENV, STATE_MACHINE_ARN_ENV, TABLE_NAME_ENV
 from papersift.settings import Settings
 
@@ -81,9 +81,11 @@ def refused(exc: RequestError) -> Response[str]:
 
 @app.exception_handler(ClientError)
 def aws_refused(exc: ClientError) -> Response[str]:
+    """A back end refusing for load is the caller's ThrottledError (429: retry with backoff);
+    any other AWS failure is ours (500)."""
     code = str(exc.response.get("Error", {}).get("Code", ""))
     if code in API_BUSY_CODES:
-        return error_response(HTTPStatus.TOO_MANY_REQUESTS, "throttled", "a back end is busy: retry with backoff")
+        return refused(ThrottledError("a back end is busy: retry with backoff"))
     logger.exception("AWS call failed", extra={"aws_error": code})
     return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal", "internal error")
 

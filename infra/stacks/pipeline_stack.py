@@ -73,7 +73,7 @@ FUNCTIONS_DIR = ROOT / "functions"
 CORE_LAYER_DIR = ROOT / "layers" / "papersift"
 DEPS_LAYER_DIR = ROOT / "build" / "layers" / "deps"
 LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
-CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
+CONTAINER_DOCKERFILE = "functions/Dockerfile"
 
 RUNTIME = lambda_.Runtime(deployment.RUNTIME, lambda_.RuntimeFamily.PYTHON)
 CONTEXT_KEY = "papersift"
@@ -346,7 +346,7 @@ class PipelineStack(Stack):
             ignore_mode=IgnoreMode.DOCKER,
             exclude=[
                 "*",
-                "!functions/ocr/Dockerfile",
+                "!functions/Dockerfile",
                 f"!functions/{name}",
                 "!layers/requirements.txt",
                 "!layers/papersift",

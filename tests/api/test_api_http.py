@@ -254,6 +254,8 @@ def test_failures_inside_answer_500_or_429_with_a_code_and_never_a_trace(
     monkeypatch.setattr(Catalog, "list_documents", busy)
     response = client.call("GET", "/documents")
     assert (response.status_code, error_of(response)["code"]) == (429, "throttled")
+    assert response.json() == {"error": {"code": "throttled", "message": "a back end is busy: retry with backoff",
+                                         "field": None}}
 
 
 ROUTES = [("POST", "/documents"), ("POST", "/documents:extract"), ("GET", "/documents"),

@@ -1,5 +1,10 @@
 """The moto internals patched while a LocalAws is open; every patch is undone by ``restore``.
 
+Written against moto 5.2.5 (``moto<6`` is pinned). Each patch's docstring says which moto behaviour
+it replaces and why; tests/unit/test_moto_patches.py runs moto unpatched and fails, naming the patch,
+when that behaviour (or a moto function a patch copies) changes: docs/local-pipeline.md, "Upgrading
+moto".
+
 - ``LambdaFunction.invoke``: every way moto invokes a function goes through it; it becomes a
   dispatch to our handler in this process.
 - The Step Functions retrier's ``time``: Retry waits really sleep in moto; they are scaled.
@@ -111,6 +116,13 @@ class MotoPatches:
             self._undo.pop()()
 
     def _keep_step_functions_config(self) -> None:
+        """moto: ``POST /moto-api/config`` replaces the process-wide ``default_user_config["stepfunctions"]``
+        (LocalAws sets ``execute_state_machine`` so the workflow runs), and it outlives the server.
+        Ours: put back as it was, so a test or a later LocalAws starts from moto's default.
+        Written against moto 5.2.5 (``moto_api._internal.models.set_config``).
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_keep_step_functions_config"]``)."""
+
         from moto.core.config import default_user_config
 
         saved: Any = dict(default_user_config.get("stepfunctions", {}))
@@ -121,6 +133,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _dispatch_invocations(self) -> None:
+        """moto: ``LambdaFunction.invoke(body, request_headers, response_headers)`` runs the function's
+        code in Docker; boto3's Invoke, Step Functions' Lambda tasks, S3 notifications and SQS event
+        source mappings all go through it. Ours: the handler ``functions/<name>/app.py`` in this
+        process (no Docker, our code, our debugger). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_dispatch_invocations"]``)."""
+
         from moto.awslambda.models import LambdaFunction
 
         dispatch = self.dispatch
@@ -137,6 +156,12 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _scale_retry_waits(self) -> None:
+        """moto: a Retry's interval is a real ``time.sleep`` of the module's own ``time`` name
+        (``retrier_decl.time``). Ours: the same waits times ``retry_time_scale`` (0 in tests, 0.05 in
+        the CLI), so a retried step does not cost its real backoff. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_scale_retry_waits"]``)."""
+
         from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
         original = retrier_decl.time
@@ -148,6 +173,12 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _add_version_ids_to_notifications(self) -> None:
+        """moto: ``notifications._get_s3_event`` leaves the object's ``versionId`` out of the
+        notification; AWS sends it. Ours: added, since ingest derives the document id (and so its
+        dedupe) from it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_add_version_ids_to_notifications"]``)."""
+
         from moto.s3 import notifications
 
         original = notifications._get_s3_event
@@ -168,6 +199,14 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _notify_when_objects_are_complete(self) -> None:
+        """moto: the backend's ``put_object`` sends a PUT's, a form POST's and a completed multipart
+        upload's notification, and only then does ``S3Response`` set the object's user metadata; S3
+        notifies a complete object. Ours: ``send_event`` is held back (per thread) until the S3
+        request handler returns, so the plan step never reads an upload without its options.
+        Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_notify_when_objects_are_complete"]``)."""
+
         from moto.s3 import notifications
         from moto.s3.responses import S3Response
 
@@ -202,6 +241,12 @@ class MotoPatches:
             self._replace(S3Response, name, completing(S3Response.__dict__[name]))
 
     def _answer_boto_calls_in_process(self) -> None:
+        """moto: ``botocore_stubber`` (a ``before-send`` handler of every client) answers from moto's
+        backends only while ``enabled``, which ``mock_aws`` switches on. Ours: on for the open
+        LocalAws, so clients without an endpoint URL skip the HTTP server. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_answer_boto_calls_in_process"]``)."""
+
         from moto.core.models import botocore_stubber
 
         original = botocore_stubber.enabled
@@ -213,6 +258,14 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _answer_s3_directly(self) -> None:
+        """moto: every S3 call is a serialized HTTP request parsed again by moto and an XML response
+        parsed again by botocore. Ours (``direct_s3``): four plain calls answered from the backend by
+        ``s3_direct``, which calls ``put_object(disable_notification=True)``, ``set_metadata``,
+        ``set_acl``, ``put_object_tagging`` and ``list_objects_v2`` and reproduces
+        ``S3Response.put_object`` and ``FakeKey.response_dict``. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_answer_s3_directly"]``)."""
+
         from papersift_cli.local_aws.s3_direct import DIRECT_S3, install_builtin
 
         install_builtin()
@@ -224,6 +277,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _read_s3_urls_once(self) -> None:
+        """moto: the property ``S3Backend._url_module`` re-executes ``moto.s3.urls``
+        (``importlib.reload``) on every S3 request, in case the environment changed its URLs. Ours:
+        the module as imported (the environment does not change during a run). Written against
+        moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_read_s3_urls_once"]``)."""
+
         import moto.s3.urls as s3_urls
         from moto.s3.models import S3Backend
 
@@ -242,6 +302,13 @@ class MotoPatches:
         self._undo.append(lambda: setattr(owner, name, original))
 
     def _reuse_step_functions_clients(self) -> None:
+        """moto: ``boto_client_for(region, service, state_credentials)``, imported by name by the Lambda
+        task and the item reader, builds a new boto3 client every call (the service model read
+        again) and ignores the credentials. Ours: one client per region, service and stubber state,
+        with ``s3_direct``'s handlers on it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_reuse_step_functions_clients"]``)."""
+
         from moto.core.models import botocore_stubber
         from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.eval import (
             resource_eval_s3 as item_reader,
@@ -267,6 +334,12 @@ class MotoPatches:
             self._replace(module, "boto_client_for", client_for)
 
     def _compile_json_paths_once(self) -> None:
+        """moto: ``json_path.parse`` and ``result_path.parse`` (jsonpath_ng's) compile every JSONPath
+        anew, with a fresh ply parser, at every state. Ours: cached per path (a compiled path is
+        immutable and reusable). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_compile_json_paths_once"]``)."""
+
         from moto.stepfunctions.parser.asl.component.common.path import result_path
         from moto.stepfunctions.parser.asl.utils import json_path
 
@@ -274,6 +347,14 @@ class MotoPatches:
             self._replace(module, "parse", functools.lru_cache(maxsize=1024)(module.parse))
 
     def _iterate_map_jobs(self) -> None:
+        """moto: both Map workers' ``_eval_pool`` call themselves once per job (past the recursion
+        limit a big Distributed Map never ends), and a Distributed Map's ``_eval_body`` makes its Map
+        Run's ``EventManager()`` by name, which keeps every child's history though moto never shows
+        it. Ours: ``sfn_maps``' loop (the same steps) and an event manager that keeps no events.
+        Written against moto 5.2.5 (the guard fingerprints both ``_eval_pool``).
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_iterate_map_jobs"]``)."""
+
         from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration import (
             distributed_iteration_component,
             iteration_worker,
@@ -295,6 +376,12 @@ class MotoPatches:
         self._replace(distributed_iteration_component, "EventManager", UnrecordedEventManager)
 
     def _forget_finished_threads(self) -> None:
+        """moto: every thread Step Functions start is appended to ``utils.TMP_THREADS``, which
+        several modules hold by name and nothing reads or empties. Ours: a list that drops finished
+        threads (``sfn_maps.LiveThreads``), in every module that holds it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_forget_finished_threads"]``)."""
+
         import sys
 
         import moto.stepfunctions.parser.asl.component.program.program
@@ -314,6 +401,13 @@ class MotoPatches:
                 self._replace(module, "TMP_THREADS", live)
 
     def _track_models_weakly(self) -> None:
+        """moto: ``BaseModel.__new__`` appends every model object to its class's
+        ``instances_tracked`` list (for its dashboard and reset), so nothing removed from S3 or
+        DynamoDB is ever freed. Ours: the same registration, held weakly (``forget.WeaklyTracked``).
+        Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_track_models_weakly"]``)."""
+
         from moto.core.common_models import BaseModel
 
         from papersift_cli.local_aws.forget import WeaklyTracked
@@ -330,6 +424,13 @@ class MotoPatches:
         self._replace(BaseModel, "__new__", staticmethod(new))
 
     def _keep_bodies_on_disk(self) -> None:
+        """moto: a ``FakeKey`` keeps its bytes in memory (``_value_buffer``, a spooled temporary
+        file) read by ``value``, hashed by ``etag``, closed by ``dispose`` and copied by
+        ``__getstate__``. Ours: bodies in a temporary SQLite file, small ones compressed
+        (``s3_bodies``), the same four members re-implemented over it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_keep_bodies_on_disk"]``)."""
+
         from moto.s3.models import FakeKey
 
         from papersift_cli.local_aws.s3_bodies import BodyFile, etag_of, releasing, stateless, stored_value
@@ -342,6 +443,12 @@ class MotoPatches:
         self._replace(FakeKey, "__getstate__", stateless(FakeKey.__getstate__))
 
     def _parse_definitions_once(self) -> None:
+        """moto: ``AmazonStateLanguageParser.parse(definition)`` parses the whole definition
+        (ANTLR, ~0.25 s for ours) for every execution it starts. Ours: the parsed program kept per
+        definition text (its components keep no execution state). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_parse_definitions_once"]``)."""
+
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
         original = AmazonStateLanguageParser.__dict__["parse"]  # the staticmethod itself
@@ -354,6 +461,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _index_s3_listings(self) -> None:
+        """moto: ``S3Backend.list_objects`` visits every key of the bucket for any prefix, and
+        ``FakeBucket.__init__`` makes its key store from ``moto.s3.models._VersionedKeyStore``.
+        Ours: new buckets get ``s3_index.IndexedKeyStore`` and listings take their candidates from
+        its folder index (a copy of moto's ``list_objects`` otherwise). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_index_s3_listings"]``)."""
+
         from moto.s3 import models
 
         from papersift_cli.local_aws.s3_index import IndexedKeyStore, indexed_list_objects

@@ -138,7 +138,9 @@ class PayloadTooLargeError(RequestError):
 
 
 class ThrottledError(RequestError):
-    """A back end (S3, DynamoDB, Step Functions) or the API's own limit refused for load."""
+    """A back end (S3, DynamoDB, Step Functions) refused an API request for load: the API answers
+    429 (functions/api ``aws_refused``). API Gateway's own rate limit answers with the same code
+    (``api_models.GATEWAY_ERRORS["THROTTLED"]``)."""
 
     code = "throttled"
     http_status = 429
@@ -181,7 +183,7 @@ def input_error_code(class_name: str) -> str | None:
 # the codes that mean "not now" to it, built from these, and names it for what it does with them:
 # the API answers 429 (functions/api/app.py, API_BUSY_CODES), Textract's pages are retried by the
 # workflow (papersift.ocr.textract.TEXTRACT_RETRY_CODES), ingest defers a drop
-# (functions/ingest/app.py, START_DEFERRED_CODES). They differ on purpose: a code one service
+# (papersift.admission, START_DEFERRED_CODES). They differ on purpose: a code one service
 # never sends has no place in its caller's set, and some "not now" codes are one service's own
 # (Textract's LimitExceededException, Step Functions' ExecutionLimitExceeded).
 
