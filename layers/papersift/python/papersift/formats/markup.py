@@ -24,7 +24,7 @@ from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
 from papersift.formats._xml import read_xml
-from papersift.formats.text import decode_text
+from papersift.plaintext import decode_text
 from papersift.settings import Settings
 
 HTML_ENGINE = "lxml-html"
@@ -383,12 +383,6 @@ def read_html(markup: str) -> tuple[str, str, list[Table], str]:
     walker.flush()
     text, markdown, tables = render_blocks(walker.blocks)
     return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables, truncated
-
-
-def html_to_content(markup: str) -> tuple[str, str, list[Table]]:
-    """(text, markdown, tables) of an HTML or XHTML document given as text."""
-    text, markdown, tables, _ = read_html(markup)
-    return text, markdown, tables
 
 
 def _depth_code(truncated: str) -> str:

@@ -18,11 +18,12 @@ from PIL import Image
 from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
-from papersift.ledger import Invocation, record_usage
+from papersift.layout import JSON_CONTENT_TYPE
+from papersift.ledger import Invocation, record_usage, textract_calls, textract_price
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
-from papersift.rendering import RenderedPage, render_page, render_picture_frames
+from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
@@ -40,9 +41,10 @@ from papersift.workfiles import (
     OCR_INPUT_PDF,
     OCR_INPUT_SOURCE,
     get_json,
+    ocr_inputs_prefix,
     ocr_items_key,
     ocr_page_key,
-    ocr_prefix,
+    ocr_reading_key,
     page_key,
 )
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
@@ -61,14 +63,14 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
         items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, min(plan.page_count,
                                                                                          settings.max_pages) + 1)]
     else:
-        for key in store.list_keys(f"{ocr_prefix(doc_id)}inputs/"):
+        for key in store.list_keys(ocr_inputs_prefix(doc_id)):
             stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
             if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
                 items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
     items.sort(key=lambda item: item.page)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     if distributed:
-        store.put(ocr_items_key(doc_id), manifest_json(items), "application/json")
+        store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
     return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
@@ -109,7 +111,7 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
             page.report.ocr_cost_usd = _textract_cost(page.report, doc_settings)
     usage = invocation.usage(time.perf_counter() - started) if invocation is not None else None
     store.put(out_key, json.dumps({"page": page.to_dict(), "usage": usage.to_dict() if usage else None},
-                                  ensure_ascii=False).encode("utf-8"), "application/json")
+                                  ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
     return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
                      chars=page.report.char_count)
 
@@ -147,8 +149,6 @@ _TEXTRACT_PICTURES = frozenset({"png", "jpeg", "tiff"})
 def _single_frame(data: bytes, kind: str) -> Original | None:
     """The picture file itself when it is one frame of a format Textract reads: its own pixels, not
     the ones drawn for Tesseract."""
-    from papersift.rendering import picture_frame_count
-
     return Original(data, kind) if kind in _TEXTRACT_PICTURES and picture_frame_count(data) == 1 else None
 
 
@@ -168,19 +168,17 @@ def _remembering(store: ObjectStore, doc_id: str, number: int, engines: OcrEngin
 
     def remembered(image: Image.Image, languages: Sequence[str]) -> OcrReading:
         calls[0] += 1
-        key = f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{calls[0]}.json"
+        key = ocr_reading_key(doc_id, number, calls[0])
         if store.exists(key):
             return reading_from_dict(get_json(store, key))
         reading = tesseract(image, languages)
-        store.put(key, json.dumps(reading_to_dict(reading), ensure_ascii=False).encode("utf-8"), "application/json")
+        store.put(key, json.dumps(reading_to_dict(reading), ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
         return reading
 
     return OcrEngines(tesseract=remembered, textract=engines.textract, textract_missing=engines.textract_missing)
 
 
 def _textract_cost(report: PageReport, settings: Settings) -> float:
-    from papersift.ledger import textract_calls, textract_price
-
     return round(sum(n * textract_price(api, settings) for api, n in textract_calls([report]).items()), 6)
 
 
@@ -213,8 +211,6 @@ def _within_sides(picture: RenderedPage, original: Original) -> bool:
 
     if original.format == "pdf":
         return max(picture.image.size) / max(picture.dpi, 1.0) * 72 <= textract.MAX_PDF_PAGE_POINTS
-    from papersift.rendering import picture_size
-
     return max(picture_size(original.data)) <= textract.MAX_IMAGE_SIDE
 
 
