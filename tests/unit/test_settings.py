@@ -157,3 +157,9 @@ def test_a_bad_toml_file_names_the_file(tmp_path: Path) -> None:
     path.write_text('[papersift]\nmax_pages = "lots"\n')
     with pytest.raises(SettingsError, match=re.escape(f"setting max_pages in {path}: cannot use 'lots'")):
         Settings.from_toml(path)
+
+
+def test_with_several_bad_values_the_first_in_field_order_is_named() -> None:
+    """One message at a time, the same whichever order a file or the environment lists them in."""
+    values = {"api_auth": "open", "clean_text": "maybe", "ocr_dpi": 0}
+    assert _fails(values) == _fails(dict(reversed(values.items()))) == "setting ocr_dpi must be positive, got 0"
