@@ -1,6 +1,7 @@
 """What the stack deploys and the local runner re-creates, written once: the functions with their
 memory, timeout and packaging; the drop queue's limits; the bucket prefixes; the names of the
-resources; the environment the handlers read.
+resources; the environment the handlers read (its variables' names, the bucket's prefixes and
+the admission delay's default are ``papersift.layout``'s: the handlers read them from there too).
 
 ``infra/stacks/pipeline_stack.py`` builds the CDK resources from these values and
 ``papersift_cli.local_aws`` creates the same resources in moto from them, so the two cannot
@@ -14,16 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from papersift import listing
+from papersift.layout import BUCKET_NAME_ENV, MEMBERS_PREFIX, RESULTS_PREFIX, TABLE_NAME_ENV, WORK_PREFIX
 from papersift.settings import Settings
 
 #: the Lambda runtime of the zip functions and the one the dependency layer is built for
 RUNTIME = "python3.12"
 HANDLER = "app.handler"
-
-INCOMING_PREFIX = "incoming/"  # drops: S3 notification -> queue -> ingest
-WORK_PREFIX = "work/"  # plans, manifests, page JSON while a document runs
-RESULTS_PREFIX = "results/"
-MEMBERS_PREFIX = "members/"  # archive members, each a document of its own (never under incoming/)
 
 
 @dataclass(frozen=True)
@@ -74,11 +71,6 @@ INGEST_BATCH_SIZE = 10
 #: ingest invocations at once (the event source mapping's maximum concurrency; 2 is the least SQS
 #: allows): admission decisions (Settings.max_running_executions) race with one other invocation at most
 INGEST_MAX_CONCURRENCY = 2
-#: a drop ingest may not start yet is sent to the queue again with this delay plus up to as much
-#: jitter (SQS allows 900 s), the original deleted: waiting never counts as a receive
-ADMISSION_DELAY_SECONDS = 30
-#: the environment variable ingest reads it from (the local runner sets a shorter delay)
-ADMISSION_DELAY_ENV = "ADMISSION_DELAY_SECONDS"
 #: six times ingest's timeout, as Lambda's SQS integration advises
 QUEUE_VISIBILITY_TIMEOUT_SECONDS = 6 * INGEST.timeout_seconds
 #: receives before a poison message moves to the dead-letter queue
@@ -106,13 +98,6 @@ QUEUE = Resource("DropsQueue", "incoming")
 DEAD_LETTER_QUEUE = Resource("DropsDeadLetterQueue", "incoming-dlq")
 STATE_MACHINE = Resource("Workflow", "workflow")
 
-#: environment variables the handlers read (set by the stack, and by the local runner)
-TABLE_NAME_ENV = "TABLE_NAME"
-#: "true" where the OCR function may call Textract (the stack, when the OCR mode may use it); the
-#: local runner leaves it unset: moto's Textract reads nothing, so a local run falls back to Tesseract
-TEXTRACT_ENABLED_ENV = "TEXTRACT_ENABLED"
-BUCKET_NAME_ENV = "BUCKET_NAME"
-STATE_MACHINE_ARN_ENV = "STATE_MACHINE_ARN"
 SERVICE_NAME = "papersift"
 METRICS_NAMESPACE = "Papersift"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the container image of each container function (functions/ocr/Dockerfile) on this
+# Build the container image of each container function (functions/Dockerfile) on this
 # machine: no Docker engine, no registry. buildah builds with chroot isolation, from a Debian
 # bookworm base made by debootstrap and imported as a local image.
 #
@@ -140,7 +140,7 @@ bud() {
   rm -f "$OUT/$name.stamp"
   buildah bud --isolation chroot --ulimit nofile=20000:20000 "${build_flags[@]}" --pull=false --force-rm \
     --build-arg "BASE_IMAGE=$base" --iidfile "$OUT/$name.iid" -t "localhost/papersift-$name:$TAG" "$@" \
-    -f "$context/functions/ocr/Dockerfile" "$context" >"$OUT/$name.build.log" 2>&1 \
+    -f "$context/functions/Dockerfile" "$context" >"$OUT/$name.build.log" 2>&1 \
     || { tail -n 40 "$OUT/$name.build.log" >&2; log "build of $name failed; log: $OUT/$name.build.log"; exit 1; }
   echo "$stamp" > "$OUT/$name.stamp"
   built=1

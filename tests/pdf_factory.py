@@ -93,6 +93,59 @@ def truncated_pdf(plain: bytes | None = None, keep: int = 200) -> bytes:
     return (plain or text_pdf(["cut short"]))[:keep]
 
 
+def linearized_pdf(count: int = 40) -> bytes:
+    """A linearized PDF of ``count`` pages, laid out as linearizers write one: the linearization
+    dictionary and the first page's cross-reference section (its trailer's /Prev pointing to the
+    main one at the end), the catalog and page 1, then the other pages, the page tree last and the
+    main cross-reference table. Cut in half, it keeps page 1 and loses the page tree."""
+    resources = b"/MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >>"
+
+    def content(n: int) -> bytes:
+        text = b"BT /F1 12 Tf 72 720 Td (This is page number %d of the document.) Tj ET" % n
+        return b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text), text)
+
+    # 1 linearization dictionary, 2 catalog, 3 font, 4 page 1, 5 its content, 6 the page tree, then pairs
+    first = {2: b"<< /Type /Catalog /Pages 6 0 R >>",
+             3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+             4: b"<< /Type /Page /Parent 6 0 R %s /Contents 5 0 R >>" % resources,
+             5: content(1)}
+    rest: dict[int, bytes] = {}
+    kids = [4]
+    for n in range(2, count + 1):
+        page = 5 + 2 * (n - 1)
+        kids.append(page)
+        rest[page] = b"<< /Type /Page /Parent 6 0 R %s /Contents %d 0 R >>" % (resources, page + 1)
+        rest[page + 1] = content(n)
+    rest[6] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), count)
+    size = 2 * count + 5
+
+    def build(main_xref: int, length: int) -> tuple[bytes, int]:
+        out = io.BytesIO()
+        out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+        offsets = {1: out.tell()}
+        out.write(b"1 0 obj\n<< /Linearized 1 /L %010d /O 4 /N %d /T %010d /H [0 0] /E 0 >>\nendobj\n"
+                  % (length, count, main_xref))
+        body = b"".join(b"%d 0 obj\n" % number + first[number] + b"\nendobj\n" for number in sorted(first))
+        trailer = b"trailer\n<< /Size %d /Root 2 0 R /Prev %010d >>\nstartxref\n0\n%%%%EOF\n" % (size, main_xref)
+        start = out.tell() + len(b"xref\n2 4\n") + 20 * len(first) + len(trailer)  # entries are 20 bytes
+        xref_at = out.tell()
+        for number in sorted(first):
+            offsets[number] = start + body.index(b"%d 0 obj\n" % number)
+        out.write(b"xref\n2 4\n" + b"".join(b"%010d 00000 n \n" % offsets[k] for k in sorted(first)) + trailer)
+        out.write(body)
+        for number in sorted(rest, key=lambda k: (k == 6, k)):  # the page tree last
+            offsets[number] = out.tell()
+            out.write(b"%d 0 obj\n" % number + rest[number] + b"\nendobj\n")
+        main = out.tell()
+        out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+        out.write(b"".join(b"%010d 00000 n \n" % offsets[number] for number in range(1, size)))
+        out.write(b"trailer\n<< /Size %d >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref_at))
+        return out.getvalue(), main
+
+    data, main = build(0, 0)  # the second pass fills in the offsets the first one measured
+    return build(main, len(data))[0]
+
+
 def write_pdf(objects: Sequence[bytes], header: bytes = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n") -> bytes:
     """Objects 1..n (object 1 the catalog) written with a cross-reference table and trailer."""
     out = io.BytesIO()

@@ -23,6 +23,7 @@ from typing import Any
 
 from papersift.archives.names import name_text
 from papersift.errors import SettingsError
+from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps import DocumentOptions, DocumentRef, document_id
 from papersift_cli.output import FileResult, ResultWriter, print_summary, unique_names
@@ -54,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--flat", action="store_true",
                          help="write DIR/<name>.txt and DIR/<name>.status (the corpus scorer's layout)")
         sub.add_argument("--quiet", action="store_true", help="no progress lines")
-        sub.add_argument("--open", action="store_true", help="open the first document's report.html in a browser")
+        sub.add_argument("--open", action="store_true",
+                         help=f"open the first document's {REPORT_PAGE_FILE} in a browser")
     run.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                      help="give up waiting for the workflow after this long")
     serve = commands.add_parser("serve", help="serve the API on 127.0.0.1 against an embedded AWS, until Ctrl-C")
@@ -161,11 +163,11 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
     """`papersift run --open`: the first document's report.html in the default browser."""
     import webbrowser
 
-    first = next((r for r in results if "report.html" in r.files), None)
+    first = next((r for r in results if REPORT_PAGE_FILE in r.files), None)
     if first is None or flat:
-        print("papersift: no report.html to open" + (" (--flat writes none)" if flat else ""), file=sys.stderr)
+        print(f"papersift: no {REPORT_PAGE_FILE} to open" + (" (--flat writes none)" if flat else ""), file=sys.stderr)
         return
-    page = (out / first.folder / "report.html").resolve()
+    page = (out / first.folder / REPORT_PAGE_FILE).resolve()
     if not webbrowser.open(page.as_uri()):
         print(f"papersift: no browser to open {page}", file=sys.stderr)
 
@@ -364,7 +366,7 @@ def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines:
     forgets it."""
     from papersift.pipeline import process_document
 
-    key = f"incoming/{name}"
+    key = f"{INCOMING_PREFIX}{name}"
     document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name_text(path.name))
     store.upload_file(path, document.key)
     started = time.monotonic()
@@ -380,20 +382,19 @@ def _stored_result(store: Any, name: str, report: Any) -> FileResult:
     """A document's result files out of the store, its members' under it (as `papersift run`
     gives them); the document's work files and results are then removed from the store."""
     from papersift.report import ExtractionReport
-    from papersift.workfiles import results_prefix, work_prefix
 
     prefix = results_prefix(report.doc_id)
     files = {k.removeprefix(prefix): store.get(k) for k in store.list_keys(prefix) if "/" not in k.removeprefix(prefix)}
     result = FileResult.from_files(name, files, 0.0, status=report.status, reason=report.reason)
     result.pages, result.detected_type = report.page_count, report.detected_type
     for member in report.members:
-        member_files = results_prefix(member.doc_id) + "report.json" if member.doc_id else ""
+        member_files = results_prefix(member.doc_id) + REPORT_FILE if member.doc_id else ""
         if member_files and store.exists(member_files):
             member_report = ExtractionReport.from_dict(json.loads(store.get(member_files)))
             result.members.append(_stored_result(store, member.path, member_report))
         else:
             result.members.append(FileResult(name=member.path, status=member.status, reason=member.reason))
-    for gone in (prefix, work_prefix(report.doc_id), f"members/{report.doc_id}/"):
+    for gone in (prefix, work_prefix(report.doc_id), members_prefix(report.doc_id)):
         store.delete_prefix(gone)
     return result
 

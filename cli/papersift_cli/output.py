@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from papersift.archives.names import BIDI_CONTROLS, capped_name, name_text, shown_name
+from papersift.archives.names import capped_name, name_text, shown_name, unsafe_name_character
+from papersift.layout import CLEAN_TEXT_FILE, MARKDOWN_FILE, PAGES_FOLDER, REPORT_FILE, REPORT_PAGE_FILE, TEXT_FILE
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, DocumentStatus, ExtractionReport
-from papersift.report_page import REPORT_PAGE_NAME, render_report_page
+from papersift.report_page import render_report_page
 
 #: document status -> status understood by the corpus scorer (score.py)
 SCORE_STATUS = {
@@ -59,9 +60,9 @@ class FileResult:
                    broken: bool = False) -> FileResult:
         """Fill type, pages and engines from report.json when there is one."""
         report: dict[str, Any] = {}
-        if "report.json" in files:
+        if REPORT_FILE in files:
             try:
-                report = json.loads(files["report.json"])
+                report = json.loads(files[REPORT_FILE])
             except ValueError:
                 report = {}
         return cls(
@@ -80,7 +81,7 @@ class FileResult:
 
     @property
     def text(self) -> str:
-        return self.files.get("text.txt", b"").decode("utf-8", errors="replace")
+        return self.files.get(TEXT_FILE, b"").decode("utf-8", errors="replace")
 
     def written(self) -> FileResult:
         """The result once its files are on disk: their names kept, their contents (and its
@@ -105,20 +106,26 @@ def unique_names(paths: Sequence[Path]) -> list[str]:
     return names
 
 
-#: what a document folder holds (keep in step with the result files under results/<doc_id>/): a member
-#: path component never takes one of these names
-RESULT_NAMES = frozenset({"text.txt", "document.md", "report.json", REPORT_PAGE_NAME, "status.json",
-                          "text.clean.txt", "pages", "members"})
+#: a document folder's own files beside the results': what a document that left none says, and
+#: where its archive members' folders go
+STATUS_FILE = "status.json"
+MEMBERS_FOLDER = "members"
+#: what a document folder holds (the result files under results/<doc_id>/, and the two above): a
+#: member path component never takes one of these names
+RESULT_NAMES = frozenset({TEXT_FILE, MARKDOWN_FILE, REPORT_FILE, REPORT_PAGE_FILE, STATUS_FILE,
+                          CLEAN_TEXT_FILE, PAGES_FOLDER.rstrip("/"), MEMBERS_FOLDER})
 #: longest relative folder path kept as it is; deeper member paths are folded into one component
 _MAX_PATH_BYTES = 1000
 _MAX_COMPONENT_BYTES = 200
 
 
 def safe_component(name: str) -> str:
-    """One folder or file name from any name: no separators, no control or bidi characters, never
-    '.' or '..', at most 200 bytes (so a suffix such as ".report.json" or " (2)" still fits)."""
-    text = "".join("_" if c in "/\\\0" or c in BIDI_CONTROLS or unicodedata.category(c) in ("Cc", "Cs") else c
-                   for c in name_text(name))
+    """One folder or file name from any name: NFC, no separators, none of the characters the API
+    refuses in a file name (``unsafe_name_character``: controls, bidi and other format characters,
+    line separators, private use), never '.' or '..', at most 200 bytes (so a suffix such as
+    ".report.json" or " (2)" still fits)."""
+    text = "".join("_" if c in "/\\" or unsafe_name_character(c) else c
+                   for c in unicodedata.normalize("NFC", name_text(name)))
     text = text.strip() or "unnamed"
     if set(text) == {"."}:
         text = text.replace(".", "_")
@@ -148,7 +155,7 @@ class OutputLayout:
             parts = [safe_component(result.name)]
         result.folder = self._unique(parent, parts)
         for member in result.members:
-            self.place(member, f"{result.folder}/members")
+            self.place(member, f"{result.folder}/{MEMBERS_FOLDER}")
 
     def stem(self, name: str) -> str:
         """A unique flat file stem (``--flat``: DIR/<stem>.txt, .status, .report.json)."""
@@ -196,7 +203,7 @@ class ResultWriter:
             write_flat(result, self.out_dir)
             return
         for member in result.members:
-            self._layout.place(member, f"{result.folder}/members")
+            self._layout.place(member, f"{result.folder}/{MEMBERS_FOLDER}")
         write_folder(result, self.out_dir)
 
 
@@ -209,11 +216,11 @@ def write_folder(result: FileResult, out_dir: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for file_name, data in result.files.items():
         (target / file_name).write_bytes(data)
-    if result.members and "report.json" in result.files:
-        (target / REPORT_PAGE_NAME).write_text(_archive_page(result), encoding="utf-8")
+    if result.members and REPORT_FILE in result.files:
+        (target / REPORT_PAGE_FILE).write_text(_archive_page(result), encoding="utf-8")
     if not result.files:
         status = {"status": result.status, "reason": result.reason}
-        (target / "status.json").write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
+        (target / STATUS_FILE).write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
     for member in result.members:
         write_folder(member, out_dir)
     return target
@@ -222,9 +229,9 @@ def write_folder(result: FileResult, out_dir: Path) -> Path:
 def _archive_page(result: FileResult) -> str:
     """An archive's report.html with its member links pointing into this folder layout
     (members/<path inside the archive>/report.html) instead of the bucket's results/<doc_id>/."""
-    report = ExtractionReport.from_dict(json.loads(result.files["report.json"]))
+    report = ExtractionReport.from_dict(json.loads(result.files[REPORT_FILE]))
     prefix = result.folder + "/"
-    hrefs = {member.doc_id: quote(member.folder.removeprefix(prefix)) + "/" + REPORT_PAGE_NAME
+    hrefs = {member.doc_id: quote(member.folder.removeprefix(prefix)) + "/" + REPORT_PAGE_FILE
              for member in result.members if member.doc_id and member.folder.startswith(prefix)}
     return render_report_page(report, member_hrefs=hrefs)
 
@@ -237,8 +244,8 @@ def write_flat(result: FileResult, out_dir: Path) -> None:
     stem = result.folder or safe_component(result.name)
     (out_dir / f"{stem}.txt").write_text(result.text, encoding="utf-8")
     (out_dir / f"{stem}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
-    if "report.json" in result.files:
-        (out_dir / f"{stem}.report.json").write_bytes(result.files["report.json"])
+    if REPORT_FILE in result.files:
+        (out_dir / f"{stem}.{REPORT_FILE}").write_bytes(result.files[REPORT_FILE])
 
 
 def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: float) -> None:

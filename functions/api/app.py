@@ -29,11 +29,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from route_support import body_refusal, with_lowercase_media_type
 
 from papersift import __version__
 from papersift.api_models import ErrorResponse
 from papersift.catalog import Catalog
-from papersift.errors import RequestError
+from papersift.errors import AWS_THROTTLING_CODES, RequestError, ThrottledError
+from papersift.layout import BUCKET_NAME_ENV, STATE_MACHINE_ARN_ENV, TABLE_NAME_ENV
 from papersift.settings import Settings
 
 logger = Logger()
@@ -44,19 +46,19 @@ settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3", config=Config(signature_version="s3v4", retries={"mode": "standard"}))
 catalog = Catalog(
     s3=s3,
-    table=boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"]),
+    table=boto3.resource("dynamodb").Table(os.environ[TABLE_NAME_ENV]),
     sfn=boto3.client("stepfunctions"),
-    bucket=os.environ["BUCKET_NAME"],
-    state_machine_arn=os.environ["STATE_MACHINE_ARN"],
+    bucket=os.environ[BUCKET_NAME_ENV],
+    state_machine_arn=os.environ[STATE_MACHINE_ARN_ENV],
     settings=settings,
 )
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(document_routes.router)
 app.include_router(result_routes.router)
 
-#: AWS error codes that mean "slow down" rather than "broken"
-THROTTLING_CODES = frozenset({"ThrottlingException", "Throttling", "TooManyRequestsException", "SlowDown",
-                              "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
+#: AWS error codes the API answers 429 "retry with backoff" to: a back end (S3, DynamoDB, Step
+#: Functions) busy, whichever code it says it with
+API_BUSY_CODES = AWS_THROTTLING_CODES
 
 
 def error_response(status: int, code: str, message: str, field: str | None = None) -> Response[str]:
@@ -69,6 +71,10 @@ def invalid_request(exc: RequestValidationError) -> Response[str]:
     """400 naming the first bad field; pydantic's message, never the value sent (a password)."""
     first = exc.errors()[0]
     location = [str(part) for part in first.get("loc", ())]
+    if first.get("type") == "json_invalid":  # its location is ("body", the character offset)
+        reason = str((first.get("ctx") or {}).get("error") or "JSON decode error")
+        at = f" at character {location[1]}" if len(location) > 1 else ""
+        return error_response(HTTPStatus.BAD_REQUEST, "bad_request", f"body: not valid JSON ({reason}{at})", "body")
     field = ".".join(location[1:]) or (location[0] if location else "body")
     return error_response(HTTPStatus.BAD_REQUEST, "bad_request", f"{field}: {first.get('msg', 'invalid')}", field)
 
@@ -80,9 +86,11 @@ def refused(exc: RequestError) -> Response[str]:
 
 @app.exception_handler(ClientError)
 def aws_refused(exc: ClientError) -> Response[str]:
+    """A back end refusing for load is the caller's ThrottledError (429: retry with backoff);
+    any other AWS failure is ours (500)."""
     code = str(exc.response.get("Error", {}).get("Code", ""))
-    if code in THROTTLING_CODES:
-        return error_response(HTTPStatus.TOO_MANY_REQUESTS, "throttled", "a back end is busy: retry with backoff")
+    if code in API_BUSY_CODES:
+        return refused(ThrottledError("a back end is busy: retry with backoff"))
     logger.exception("AWS call failed", extra={"aws_error": code})
     return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal", "internal error")
 
@@ -101,8 +109,14 @@ def no_route(exc: NotFoundError) -> Response[str]:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    refusal = body_refusal(event)
+    if refusal is not None:  # before the resolver, whose validation reads the body first; what passes
+        # is JSON in UTF-8 with a lower-case media type, which powertools' validation takes
+        body = ErrorResponse.of(refusal.code, str(refusal), refusal.field).model_dump_json()
+        return {"statusCode": refusal.http_status, "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                "body": body, "isBase64Encoded": False}
     app.append_context(catalog=catalog)
-    return app.resolve(event, context)
+    return app.resolve(with_lowercase_media_type(event), context)
 
 
 def openapi_document() -> dict[str, Any]:

@@ -25,14 +25,14 @@ router = Router()
 
 
 @router.post("/documents", status_code=201, summary="Submit a document; upload it to the returned URL",
-             responses=responses(201, "Recorded: PUT the file to upload.url with upload.headers", 400),
+             responses=responses(201, "Recorded: PUT the file to upload.url with upload.headers", 400, 415),
              tags=["documents"])
 def submit(request: Annotated[SubmitRequest, Body()]) -> SubmitResponse:
     return catalog_of(router).submit(request)
 
 
 @router.post("/documents:extract", status_code=202, summary="Extract a small file sent inline (base64)",
-             responses=responses(202, "Stored; its run starts now", 400, 413), tags=["documents"])
+             responses=responses(202, "Stored; its run starts now", 400, 413, 415), tags=["documents"])
 def extract_inline(request: Annotated[InlineExtractRequest, Body()]) -> InlineExtractResponse:
     return catalog_of(router).extract_inline(request)
 

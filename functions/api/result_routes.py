@@ -9,13 +9,15 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from route_support import DocId, catalog_of, responses
 
 from papersift.api_models import ResultKind, ResultLink
+from papersift.layout import MARKDOWN_FILE, REPORT_FILE, REPORT_PAGE_FILE, TEXT_FILE
 
 router = Router()
 
 
 @router.get("/documents/<doc_id>/<kind>", summary="A presigned GET URL of one result of the document",
-            description="text: text.txt (pages separated by form feeds); markdown: document.md with the tables; "
-                        "report: report.json, also inline when small; view: report.html, the page a person reads.",
+            description=f"text: {TEXT_FILE} (pages separated by form feeds); markdown: {MARKDOWN_FILE} with the "
+                        f"tables; report: {REPORT_FILE}, also inline when small; view: {REPORT_PAGE_FILE}, the page "
+                        "a person reads.",
             responses=responses(200, "A presigned GET URL", 400, 404), tags=["results"])
 def result(doc_id: DocId, kind: Annotated[ResultKind, Path(description="which result")]) -> ResultLink:
     return catalog_of(router).result_link(doc_id, kind)

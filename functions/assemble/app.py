@@ -15,8 +15,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.layout import TABLE_NAME_ENV, results_prefix
 from papersift.ledger import Invocation
-from papersift.pipeline import assemble_document, document_item, results_prefix
+from papersift.pipeline import assemble_document, document_item
 from papersift.settings import Settings
 from papersift.steps import AssembleRequest, AssembleResult
 from papersift.storage import S3ObjectStore
@@ -26,7 +27,7 @@ tracer = Tracer()
 metrics = Metrics()
 settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3")
-table = boto3.resource("dynamodb").Table(os.environ["TABLE_NAME"])
+table = boto3.resource("dynamodb").Table(os.environ[TABLE_NAME_ENV])
 
 
 @logger.inject_lambda_context

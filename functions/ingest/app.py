@@ -2,30 +2,24 @@
 Functions execution per object version, never more running at once than
 ``Settings.max_running_executions``.
 
-Nothing run twice. The execution name is the document id derived from bucket/key/version, so a
-duplicate notification, a redelivered message or a retried ingest cannot start a second run:
-StartExecution with a name in use answers ExecutionAlreadyExists (or, while that run is open and
-the input is the same, the open run itself). Step Functions keeps a name 90 days after its run
-closes, and every message the drop queue can hand ingest is younger: SQS keeps a message 14 days at
-most, and a dead letter redriven to the queue keeps its first enqueue time. So powertools'
-idempotency (a DynamoDB record per message, with its own expiry window) would add a table and a write
-per drop without closing any gap the names leave. A new object version has a new id: a new run.
+The admission control (counting running executions, starting runs named after the document, when a
+drop waits) is ``papersift.admission``; this handler parses the notifications, keeps one
+``Admission`` per container, sends deferred drops back to their queue, and logs and counts.
 
-Admission. Before starting anything an invocation counts RUNNING executions with ListExecutions,
-page by page only as far as the limit. That count is the truth: a counter kept by ingest and the
-workflow would leak a slot for every run that is aborted, times out or never reaches its last state.
+Why not powertools' idempotency: the execution name is the document id derived from
+bucket/key/version, so a duplicate notification, a redelivered message or a retried ingest cannot
+start a second run. Step Functions keeps a name 90 days after its run closes, and every message the
+drop queue can hand ingest is younger: SQS keeps a message 14 days at most, and a dead letter
+redriven to the queue keeps its first enqueue time. An idempotency record per message (a table, a
+write per drop, its own expiry window) would close no gap the names leave.
+
 A drop that finds no free slot is sent to the queue again with a delay and the original is
-acknowledged (the record succeeds, Lambda deletes it). Handing it back instead (a batch item failure,
-or a shorter visibility timeout) would count one receive per wait, and a drop that waited through
-``MAX_RECEIVE_COUNT`` of them would land in the dead-letter queue. StartExecution refused for load
-(throttled, too many open executions) and a count that fails defer the same way: waiting is never a
-failure. Records that fail for any other reason are reported back to SQS as partial batch failures
-(retried, then dead-lettered), never dropped.
+acknowledged (the record succeeds, Lambda deletes it): a new message starts at zero receives, so
+waiting never leads to the dead-letter queue. Records that fail for any other reason are reported
+back to SQS as partial batch failures (retried, then dead-lettered), never dropped.
 
-ListExecutions is eventually consistent: executions another invocation started a moment ago may not
-be listed yet. The event source mapping runs at most two ingests at once (``INGEST_MAX_CONCURRENCY``),
-and an invocation counts what it starts itself and, for a few seconds, what its container started
-before; only the other invocation's starts within that lag can overshoot the limit.
+The event source mapping runs at most two ingests at once (``INGEST_MAX_CONCURRENCY``): only the
+other invocation's starts that ListExecutions does not list yet can overshoot the limit.
 """
 
 from __future__ import annotations
@@ -33,9 +27,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import random
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
@@ -48,8 +39,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, S3Event
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from botocore.exceptions import BotoCoreError, ClientError
 
+from papersift import layout
+from papersift.admission import Admission, Slots, Start, deferral_count, deferral_delay
 from papersift.settings import Settings
 from papersift.steps import RunInput
 
@@ -59,18 +51,12 @@ metrics = Metrics()
 settings = Settings.from_env(os.environ)
 sfn = boto3.client("stepfunctions")
 sqs = boto3.client("sqs")
-STATE_MACHINE_ARN = os.environ["STATE_MACHINE_ARN"]
+STATE_MACHINE_ARN = os.environ[layout.STATE_MACHINE_ARN_ENV]
 #: a deferred drop comes back after this many seconds plus up to as many again (jitter, so a backlog
-#: does not return in one wave); the stack sets it from infra/deployment.py, the local runner shortens it
-ADMISSION_DELAY_SECONDS = int(os.environ.get("ADMISSION_DELAY_SECONDS", "30"))
-#: SQS's longest message delay
-MAX_DELAY_SECONDS = 900
+#: does not return in one wave); the stack sets it to papersift.layout's default, the local runner shortens it
+ADMISSION_DELAY_SECONDS = int(os.environ.get(layout.ADMISSION_DELAY_ENV, str(layout.ADMISSION_DELAY_SECONDS)))
 #: how many times a drop has been deferred (a message attribute; for logs and metrics)
 DEFERRALS_ATTRIBUTE = "papersift-deferrals"
-#: StartExecution errors that mean "not now" rather than "never"
-LOAD_ERRORS = frozenset({"ThrottlingException", "ExecutionLimitExceeded"})
-#: ListExecutions' largest page
-LIST_PAGE = 1000
 
 
 @dataclass(frozen=True)
@@ -99,100 +85,28 @@ def dropped_objects(body: dict[str, Any]) -> list[DroppedObject]:
     return objects
 
 
-class Slots:
-    """The executions one invocation may still start, counted when a record first needs one (a
-    batch of test events or unparseable bodies asks nothing of Step Functions)."""
-
-    def __init__(self, count: Callable[[], int]) -> None:
-        self._count = count
-        self.free: int | None = None
-
-    def available(self) -> bool:
-        if self.free is None:
-            self.free = self._count()
-        return self.free > 0
-
-    def take(self) -> None:
-        self.free = (self.free or 0) - 1
+def _uncountable(exc: Exception) -> None:
+    logger.warning("cannot count running executions: deferring the batch", exc_info=exc)
 
 
-class Admission:
-    """Counts RUNNING executions against the limit, once per invocation.
-
-    Two things carry over between invocations of a warm container. A count that found the workflow
-    full is believed for a quarter of the delay, so while a backlog cycles through the queue each
-    container asks ListExecutions once per interval rather than once per batch (and ListExecutions
-    is throttled per account). And the executions this container started in the last few seconds
-    count as running even when ListExecutions does not list them yet.
-    """
-
-    def __init__(self, client: Any, state_machine_arn: str, limit: int, delay_seconds: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.client = client
-        self.state_machine_arn = state_machine_arn
-        self.limit = limit
-        self.full_seconds = delay_seconds / 4
-        self.unlisted_seconds = delay_seconds / 6
-        self.clock = clock
-        self._full_until = 0.0
-        self._started: dict[str, float] = {}  # execution name -> when this container started it
-
-    def free(self) -> int:
-        """What an invocation may start: the limit less what runs (0 when it cannot be counted)."""
-        now = self.clock()
-        self._started = {name: at for name, at in self._started.items() if now - at < self.unlisted_seconds}
-        if now < self._full_until:
-            return 0
-        try:
-            running = self.running()
-        except (BotoCoreError, ClientError):
-            logger.warning("cannot count running executions: deferring the batch", exc_info=True)
-            return 0
-        free = max(0, self.limit - running)
-        if not free:
-            self._full_until = now + self.full_seconds
-        return free
-
-    def running(self) -> int:
-        """RUNNING executions (up to the limit: counting stops there) with this container's unlisted starts."""
-        names = set(self._started)
-        request: dict[str, Any] = {"stateMachineArn": self.state_machine_arn, "statusFilter": "RUNNING",
-                                   "maxResults": min(self.limit, LIST_PAGE)}
-        while len(names) < self.limit:
-            page = self.client.list_executions(**request)
-            names.update(execution["name"] for execution in page["executions"])
-            if not page.get("nextToken"):
-                break
-            request["nextToken"] = page["nextToken"]
-        return len(names)
-
-    def started(self, name: str) -> None:
-        self._started[name] = self.clock()
-
-
-admission = Admission(sfn, STATE_MACHINE_ARN, settings.max_running_executions, ADMISSION_DELAY_SECONDS)
+#: one per container: what it started a moment ago, and a count that found the workflow full, carry over
+admission = Admission(sfn, STATE_MACHINE_ARN, settings.max_running_executions, ADMISSION_DELAY_SECONDS,
+                      uncountable=_uncountable)
 
 
 def start_run(obj: DroppedObject, slots: Slots) -> bool:
     """Start the object's run, or find it started already. False: Step Functions refused for load."""
-    run_input = RunInput.for_object(obj.bucket, obj.key, obj.version_id, obj.etag)
-    doc_id = run_input.doc_id
-    try:
-        sfn.start_execution(stateMachineArn=STATE_MACHINE_ARN, name=doc_id, input=run_input.model_dump_json())
-    except sfn.exceptions.ExecutionAlreadyExists:
-        metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
-        logger.info("duplicate notification: run already exists", extra={"doc_id": doc_id, "key": obj.key})
-        return True
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") not in LOAD_ERRORS:
-            raise
-        logger.warning("Step Functions refused the start for load", extra={"doc_id": doc_id, "error": str(exc)})
+    started = admission.start(RunInput.for_object(obj.bucket, obj.key, obj.version_id, obj.etag), slots)
+    if started.outcome is Start.REFUSED:
+        logger.warning("Step Functions refused the start for load",
+                       extra={"doc_id": started.doc_id, "error": started.reason})
         return False
-    # (a duplicate while its run is open with the same input also lands here: no second run either)
-    slots.take()
-    admission.started(doc_id)
-    metrics.add_metric(name="ExecutionsStarted", unit=MetricUnit.Count, value=1)
-    logger.info("started", extra={"doc_id": doc_id, "key": obj.key})
+    if started.outcome is Start.DUPLICATE:
+        metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
+        logger.info("duplicate notification: run already exists", extra={"doc_id": started.doc_id, "key": obj.key})
+    else:
+        metrics.add_metric(name="ExecutionsStarted", unit=MetricUnit.Count, value=1)
+        logger.info("started", extra={"doc_id": started.doc_id, "key": obj.key})
     return True
 
 
@@ -207,8 +121,8 @@ def defer(record: SQSRecord) -> None:
     """Send the drop to its queue again, to come back after the delay; the original is deleted when
     this record succeeds. A new message starts at zero receives: waiting never leads to the DLQ."""
     previous = record.message_attributes[DEFERRALS_ATTRIBUTE]
-    deferrals = int(previous.string_value or 0) + 1 if previous else 1
-    delay = min(MAX_DELAY_SECONDS, ADMISSION_DELAY_SECONDS + random.randint(0, ADMISSION_DELAY_SECONDS))
+    deferrals = deferral_count(previous.string_value if previous else None)
+    delay = deferral_delay(ADMISSION_DELAY_SECONDS)
     sqs.send_message(
         QueueUrl=queue_url(record.event_source_arn), MessageBody=record.body, DelaySeconds=delay,
         MessageAttributes={DEFERRALS_ATTRIBUTE: {"DataType": "Number", "StringValue": str(deferrals)}},

@@ -17,6 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.layout import TEXTRACT_ENABLED, TEXTRACT_ENABLED_ENV
 from papersift.ledger import Invocation
 from papersift.ocr.stage import default_engines, read_ocr_page
 from papersift.ocr.textract import CLIENT_CONFIG
@@ -29,7 +30,8 @@ tracer = Tracer()
 metrics = Metrics()
 settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3")
-textract = boto3.client("textract", config=CLIENT_CONFIG) if os.environ.get("TEXTRACT_ENABLED") == "true" else None
+textract = boto3.client("textract", config=CLIENT_CONFIG) \
+    if os.environ.get(TEXTRACT_ENABLED_ENV) == TEXTRACT_ENABLED else None
 engines = default_engines(textract, page_seconds=settings.ocr_page_seconds)
 
 

@@ -40,23 +40,31 @@ from infra.deployment import (
     API,
     ASSEMBLE,
     EXTRACT,
-    INCOMING_PREFIX,
     INGEST,
-    MEMBERS_PREFIX,
     OCR,
     OCR_PLAN,
     PLAN,
-    RESULTS_PREFIX,
     UNPACK,
-    WORK_PREFIX,
     WORKFLOW_FUNCTIONS,
     FunctionSpec,
 )
 from infra.stacks.api import DocumentsApi
 from infra.stacks.nag import acknowledge
 from infra.workflow import PLACEHOLDERS, definition_text
-from papersift import listing, steps
+from papersift import listing
 from papersift.errors import SettingsError
+from papersift.layout import (
+    ADMISSION_DELAY_ENV,
+    ADMISSION_DELAY_SECONDS,
+    API_UPLOAD_PREFIX,
+    INCOMING_PREFIX,
+    MEMBERS_PREFIX,
+    RESULTS_PREFIX,
+    STATE_MACHINE_ARN_ENV,
+    TEXTRACT_ENABLED,
+    TEXTRACT_ENABLED_ENV,
+    WORK_PREFIX,
+)
 from papersift.ocr.routing import uses_textract
 from papersift.settings import Settings
 
@@ -65,9 +73,8 @@ FUNCTIONS_DIR = ROOT / "functions"
 CORE_LAYER_DIR = ROOT / "layers" / "papersift"
 DEPS_LAYER_DIR = ROOT / "build" / "layers" / "deps"
 LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
-CONTAINER_DOCKERFILE = "functions/ocr/Dockerfile"
+CONTAINER_DOCKERFILE = "functions/Dockerfile"
 
-API_UPLOAD_PREFIX = steps.API_UPLOAD_PREFIX
 RUNTIME = lambda_.Runtime(deployment.RUNTIME, lambda_.RuntimeFamily.PYTHON)
 CONTEXT_KEY = "papersift"
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.pytest_cache", "**/.mypy_cache"]
@@ -120,7 +127,7 @@ class PipelineStack(Stack):
         # Pages read at once are at most max_running_executions x ocr_max_concurrency (the OCR Map);
         # a reserved concurrency (settings: at least that) keeps them from the rest of the account.
         textract = uses_textract(self.settings.ocr_mode)
-        self.ocr_fn = self._function(OCR, environment={deployment.TEXTRACT_ENABLED_ENV: "true"} if textract else None,
+        self.ocr_fn = self._function(OCR, environment={TEXTRACT_ENABLED_ENV: TEXTRACT_ENABLED} if textract else None,
                                      reserved_concurrency=self.settings.ocr_reserved_concurrency or None)
         # Every step reads the source and the work files; each writes only under its own prefixes.
         for fn, spec in zip(self.workflow_functions, WORKFLOW_FUNCTIONS, strict=True):
@@ -140,8 +147,8 @@ class PipelineStack(Stack):
 
         # 5. Ingest: queue -> one execution per document, no more running than max_running_executions.
         self.ingest_fn = self._function(
-            INGEST, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn,
-                                 deployment.ADMISSION_DELAY_ENV: str(deployment.ADMISSION_DELAY_SECONDS)}
+            INGEST, environment={STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn,
+                                 ADMISSION_DELAY_ENV: str(ADMISSION_DELAY_SECONDS)}
         )
         # two ingests at once at most (SQS's least): admission decisions race with one other only
         self.ingest_fn.add_event_source(
@@ -339,7 +346,7 @@ class PipelineStack(Stack):
             ignore_mode=IgnoreMode.DOCKER,
             exclude=[
                 "*",
-                "!functions/ocr/Dockerfile",
+                "!functions/Dockerfile",
                 f"!functions/{name}",
                 "!layers/requirements.txt",
                 "!layers/papersift",
@@ -366,7 +373,7 @@ class PipelineStack(Stack):
         """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
         incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
         and deletes a document's objects, every version of them."""
-        fn = self._function(API, environment={deployment.STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
+        fn = self._function(API, environment={STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
         self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
         owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX]

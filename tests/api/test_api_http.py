@@ -254,6 +254,8 @@ def test_failures_inside_answer_500_or_429_with_a_code_and_never_a_trace(
     monkeypatch.setattr(Catalog, "list_documents", busy)
     response = client.call("GET", "/documents")
     assert (response.status_code, error_of(response)["code"]) == (429, "throttled")
+    assert response.json() == {"error": {"code": "throttled", "message": "a back end is busy: retry with backoff",
+                                         "field": None}}
 
 
 ROUTES = [("POST", "/documents"), ("POST", "/documents:extract"), ("GET", "/documents"),
@@ -289,3 +291,106 @@ def test_the_readme_curl_session_submits_uploads_polls_and_fetches_the_text(
     """The README's session, run as written (curl --aws-sigv4 and jq) against this server; the same
     session against the `papersift serve` command is in test_serve_command.py."""
     run_readme_curl_session(api.url, tmp_path)
+
+
+def test_a_body_that_is_not_json_is_400_naming_the_body_never_a_character_offset(client: ApiClient) -> None:
+    for raw in (b'{"file_name": ', b"not json at all", b'{"file_name": "a.pdf",}'):
+        response = client.call("POST", "/documents", raw=raw)
+        error = error_of(response)
+        assert (response.status_code, error["code"], error["field"]) == (400, "bad_request", "body"), raw
+        assert error["message"].startswith("body: not valid JSON"), error
+
+
+def test_a_body_that_is_not_utf8_is_400_naming_the_body(client: ApiClient) -> None:
+    for path in ("/documents", "/documents:extract"):
+        response = client.call("POST", path, raw=b'{"file_name": "caf\xe9.pdf"}')
+        error = error_of(response)
+        assert (response.status_code, error["code"], error["field"]) == (400, "bad_request", "body"), path
+        assert "UTF-8" in error["message"]
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/xml",
+                                          "application/json; charset=iso-8859-1"])
+def test_a_body_of_another_media_type_is_415(client: ApiClient, content_type: str) -> None:
+    response = client.call("POST", "/documents", {"file_name": "a.pdf"}, headers={"Content-Type": content_type})
+    error = error_of(response)
+    assert (response.status_code, error["code"]) == (415, "unsupported_media_type"), response.text
+    assert "application/json" in error["message"]
+
+
+def test_json_with_a_utf8_charset_or_without_a_content_type_is_taken(client: ApiClient) -> None:
+    for headers in ({"Content-Type": "application/json; charset=UTF-8"}, {"Content-Type": "Application/JSON"},
+                    {"Content-Type": ""}):
+        response = client.call("POST", "/documents", {"file_name": "a.pdf"}, headers=headers)
+        assert response.status_code == 201, (headers, response.text)
+
+
+def test_a_second_delete_of_a_document_is_404_like_its_get(client: ApiClient) -> None:
+    doc_id = inline(client, "twice.txt", b"A document deleted twice.\n")
+    client.wait_finished(doc_id)
+    assert client.json("DELETE", f"/documents/{doc_id}")["deleted_documents"] == 1
+    assert client.call("GET", f"/documents/{doc_id}").status_code == 404
+    again = client.call("DELETE", f"/documents/{doc_id}")
+    assert (again.status_code, error_of(again)["code"]) == (404, "not_found")
+    waiting = client.json("POST", "/documents", {"file_name": "never-uploaded.pdf"}, expect=201)["doc_id"]
+    assert client.json("DELETE", f"/documents/{waiting}")["deleted_documents"] == 1
+    assert client.call("DELETE", f"/documents/{waiting}").status_code == 404
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("bell\x07.pdf", "U+0007"), ("del\x7f.pdf", "U+007F"), ("c1\x85.pdf", "U+0085"), ("line\u2028.pdf", "U+2028"),
+    ("invoice\u202etxt.exe", "U+202E"), ("zero\u200bwidth.pdf", "U+200B"), ("private\ue000.pdf", "U+E000"),
+    ("\U0001f4c4" * 255, "bytes of UTF-8"), ("a" * 256, "at most 255"), ("..", "'..'"), ("a\\b.pdf", "'/'"),
+])
+def test_a_file_name_s3_or_a_file_system_would_refuse_or_that_hides_characters_is_400(
+        client: ApiClient, name: str, problem: str) -> None:
+    for path, extra in (("/documents", {}), ("/documents:extract", {"content_base64": "eA=="})):
+        response = client.call("POST", path, {"file_name": name, **extra})
+        error = error_of(response)
+        assert (response.status_code, error["code"], error["field"]) == (400, "bad_request", "file_name"), error
+        assert problem in error["message"], error
+
+
+def test_a_file_name_is_taken_in_nfc_up_to_255_bytes(api: LocalApi, client: ApiClient) -> None:
+    decomposed = "Re\u0301sume\u0301.pdf"
+    submitted = client.json("POST", "/documents", {"file_name": decomposed}, expect=201)
+    assert client.json("GET", f"/documents/{submitted['doc_id']}")["source_name"] == "R\u00e9sum\u00e9.pdf"
+    longest = "\U0001f4c4" * 62 + "a.pdf"  # 248 + 5 bytes
+    submitted = client.json("POST", "/documents", {"file_name": longest}, expect=201)
+    key = api.aws.results.items()[submitted["doc_id"]]["source_key"]
+    assert key.endswith("/" + longest) and len(key.encode("utf-8")) <= 1024
+
+
+def test_a_presigned_url_takes_one_upload_and_refuses_a_second_with_412(api: LocalApi, client: ApiClient) -> None:
+    submitted = client.json("POST", "/documents", {"file_name": "once.txt"}, expect=201)
+    upload = submitted["upload"]
+    assert upload["headers"]["If-None-Match"] == "*"
+    assert "if-none-match" in upload["url"].lower(), "the condition is signed in: a client cannot leave it out"
+    first = requests.put(upload["url"], data=b"The first upload.\n", headers=upload["headers"], timeout=30)
+    assert first.status_code == 200, first.text
+    second = requests.put(upload["url"], data=b"A second upload.\n", headers=upload["headers"], timeout=30)
+    assert second.status_code == 412 and "PreconditionFailed" in second.text
+    document = client.wait_finished(submitted["doc_id"])
+    assert "first upload" in fetch(client.json("GET", f"/documents/{document['doc_id']}/text")).decode("utf-8")
+
+
+def test_an_upload_with_urllib_s_default_form_content_type_is_stored_as_sent(api: LocalApi, client: ApiClient) -> None:
+    """urllib sends a PUT body as application/x-www-form-urlencoded unless told: S3 stores it all the
+    same, and so must the embedded S3 (it hung a minute on a binary body, stored an empty one else)."""
+    import os
+    import time
+    import urllib.request
+
+    submitted = client.json("POST", "/documents", {"file_name": "form-typed.bin"}, expect=201)
+    upload = submitted["upload"]
+    data = os.urandom(1 << 20)
+    request = urllib.request.Request(upload["url"], data=data, method="PUT", headers=upload["headers"])
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+    assert time.monotonic() - started < 10
+    key = api.aws.results.items()[submitted["doc_id"]]["source_key"]
+    stored = api.aws.client("s3").get_object(Bucket=api.aws.bucket, Key=key)
+    assert stored["Body"].read() == data
+    assert stored["ContentType"] == "application/x-www-form-urlencoded"

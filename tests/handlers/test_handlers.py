@@ -120,55 +120,6 @@ def test_ingest_counts_running_executions_once_and_only_as_far_as_the_limit(aws,
     assert len(listed) == 1
 
 
-class _ListedRuns:
-    """ListExecutions over ``total`` RUNNING executions, in pages as Step Functions gives them."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.calls: list[dict[str, Any]] = []
-
-    def list_executions(self, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append(kwargs)
-        start, size = int(kwargs.get("nextToken", 0)), kwargs["maxResults"]
-        names = range(start, min(start + size, self.total))
-        page: dict[str, Any] = {"executions": [{"name": f"run-{n}"} for n in names]}
-        if start + size < self.total:
-            page["nextToken"] = str(start + size)
-        return page
-
-
-def test_admission_pages_list_executions_only_until_the_limit_and_believes_full_for_a_while(aws):
-    """Limits above one page (1,000): pages are read until the limit is counted, no further; a
-    count that found the workflow full is believed for a quarter of the delay."""
-    ingest = load_handler("ingest")
-    runs = _ListedRuns(5000)
-    assert ingest.Admission(runs, "arn", limit=2500, delay_seconds=40).free() == 0
-    assert [call["maxResults"] for call in runs.calls] == [1000, 1000, 1000]
-    runs = _ListedRuns(1200)
-    assert ingest.Admission(runs, "arn", limit=2500, delay_seconds=40).free() == 1300
-    assert len(runs.calls) == 2
-    now = [0.0]
-    runs = _ListedRuns(7)
-    admission = ingest.Admission(runs, "arn", limit=5, delay_seconds=40, clock=lambda: now[0])
-    assert admission.free() == 0 and len(runs.calls) == 1
-    now[0] = 9.0
-    assert admission.free() == 0 and len(runs.calls) == 1
-    runs.total, now[0] = 3, 10.5
-    assert admission.free() == 2 and len(runs.calls) == 2
-
-
-def test_admission_counts_its_own_recent_starts_until_listed(aws):
-    """ListExecutions is eventually consistent: what this container started a moment ago counts as
-    running even before it is listed, and stops counting after a sixth of the delay."""
-    ingest = load_handler("ingest")
-    now = [0.0]
-    admission = ingest.Admission(_ListedRuns(1), "arn", limit=3, delay_seconds=60, clock=lambda: now[0])
-    admission.started("fresh")
-    assert admission.free() == 1
-    now[0] = 11.0
-    assert admission.free() == 2
-
-
 def test_a_drop_deferred_again_carries_its_count_and_test_events_ask_nothing(aws, lambda_context, monkeypatch):
     ingest = _running_limit(monkeypatch, 1)
     aws["sfn"].start_execution(stateMachineArn=aws["state_machine_arn"], name="open-1", input="{}")

@@ -121,7 +121,7 @@ def test_unpack_extract_and_ocr_are_container_image_functions(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
     """The binaries (7z, unar for unpack; pdftotext, antiword for extract; Tesseract and its models
-    for ocr) come from the image built from functions/ocr/Dockerfile."""
+    for ocr) come from the image built from functions/Dockerfile."""
     stack = app_and_stack[1]
     for fn in (stack.unpack_fn, stack.extract_fn, stack.ocr_fn):
         props = function_properties(resources, stack, fn)
@@ -131,11 +131,11 @@ def test_unpack_extract_and_ocr_are_container_image_functions(
 
 def test_every_container_function_is_built_by_the_image_script(app_and_stack: tuple[App, PipelineStack]) -> None:
     """scripts/build_image.sh builds, and tests/image runs, the image of each function the stack
-    deploys from functions/ocr/Dockerfile: a new container function cannot miss the image tests."""
+    deploys from functions/Dockerfile: a new container function cannot miss the image tests."""
     assembly = app_and_stack[0].synth()
     manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
     images = [image["source"] for image in manifest["dockerImages"].values()]
-    assert {source["dockerFile"] for source in images} == {"functions/ocr/Dockerfile"}
+    assert {source["dockerFile"] for source in images} == {"functions/Dockerfile"}
     listed = subprocess.run(["bash", str(REPO / "scripts" / "build_image.sh"), "--list"],
                             capture_output=True, text=True, check=True)
     assert sorted(source["dockerBuildArgs"]["FUNCTION"] for source in images) == sorted(listed.stdout.split())

@@ -176,6 +176,13 @@ def test_vertical_japanese_is_read_in_columns_from_right_to_left() -> None:
         assert page.report.status == "recovered"
 
 
+def test_column_order_counts_the_steps_that_follow_the_columns_right_to_left() -> None:
+    ranks = {"あ": [0], "い": [1], "う": [2], "日": [3], "本": [4], "の": [5, 7], "語": [6]}  # あいう日本の語の
+    assert pdf._column_order("あいう\n日本の語の", ranks) == 1.0
+    assert pdf._column_order("日本の語の\nあいう", ranks) == pytest.approx(6 / 7)
+    assert pdf._column_order("", ranks) == 0.0
+
+
 def test_text_objects_pdfium_cannot_read_are_not_an_empty_page() -> None:
     if _pdfium_reads_unembedded_cjk():
         pytest.skip("a system CJK font lets pdfium read the fixture: the case needs a machine without one "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pdf_factory import empty_pages_pdf, encrypted_pdf, text_pdf, truncated_pdf
+from pdf_factory import empty_pages_pdf, encrypted_pdf, linearized_pdf, text_pdf, truncated_pdf
 
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import pdf
@@ -80,5 +80,15 @@ def test_bytes_without_a_pdf_header_are_corrupt() -> None:
 
 
 def test_pdf_with_zero_pages_is_empty_input() -> None:
-    with pytest.raises(EmptyInputError):
+    with pytest.raises(EmptyInputError, match="parsed it and found none"):
         pdf.page_count(empty_pages_pdf(), Settings())
+
+
+def test_a_linearized_pdf_cut_in_half_is_damaged_not_empty_and_says_what_each_opener_found() -> None:
+    whole = linearized_pdf(40)
+    assert pdf.page_count(whole, Settings()) == 40
+    with pytest.raises(CorruptInputError) as raised:
+        pdf.page_count(whole[: len(whole) // 2], Settings())
+    reason = str(raised.value)
+    assert "pdfium says" in reason and "pypdf says" in reason and "pdfminer finds no pages" in reason
+    assert "Invalid object in /Pages" in reason

@@ -137,6 +137,19 @@ def test_blank_page_is_empty_but_not_suspect() -> None:
     assert not verdict.suspect
 
 
+@pytest.mark.parametrize(("text", "layout", "said"), [
+    ("", PageLayout(), "No text on the page"),
+    ("É", PageLayout(), "Only 1 character of text on the page"),
+    ("É 7", PageLayout(), "Only 2 characters of text on the page"),
+    ("7", PageLayout(image_count=1, image_area_ratio=0.9), "Only 1 character of text on a page that draws"),
+])
+def test_the_reason_of_a_near_empty_page_says_how_much_text_there_is(text: str, layout: PageLayout,
+                                                                       said: str) -> None:
+    verdict = assess_text(text, layout)
+    assert "empty" in verdict.signals
+    assert verdict.reason.startswith(said)
+
+
 @pytest.mark.parametrize("layout", [
     PageLayout(image_count=1, image_area_ratio=0.9),
     PageLayout(has_vector_glyphs=True),
@@ -438,6 +451,82 @@ def test_korean_with_hanja_is_korean() -> None:
     assert verdict.language == "ko"
 
 
+def test_the_national_sets_hold_common_han_and_not_what_wrong_cmaps_land_on() -> None:
+    common, rare = quality.national_charsets()
+    assert {"黎", "荣", "髙", "﨑", "ア", "ｱ", "한", "ㄱ"} <= common  # GB2312, cp932, JIS X 0201, KS X 1001
+    assert "哾" in rare and "哾" not in common  # only JIS X 0212
+    assert "㦓" not in common | rare  # CJK Extension A, in none of them
+    assert "킜" not in common  # a Hangul syllable outside KS X 1001's 2,350
+    assert quality.national_charsets() is quality.national_charsets()  # decoded once
+
+
+@pytest.mark.parametrize(("codec", "leads", "trails", "prefix"), [
+    ("big5", bytes(range(0x81, 0xFF)), bytes([*range(0x40, 0x7F), *range(0xA1, 0xFF)]), b""),  # ASCII trails
+    ("cp932", bytes([*range(0x81, 0xA0), *range(0xE0, 0xF0)]), bytes([*range(0x40, 0x7F), *range(0x80, 0xFD)]), b""),
+    ("euc_jp", bytes(range(0xA1, 0xFF)), bytes(range(0xA1, 0xFF)), b"\x8f"),  # JIS X 0212's three bytes
+])
+def test_one_decode_of_every_code_finds_what_a_decode_per_code_finds(codec: str, leads: bytes, trails: bytes,
+                                                                     prefix: bytes) -> None:
+    expected = set()
+    for lead in leads:
+        for trail in trails:
+            try:
+                decoded = (prefix + bytes((lead, trail))).decode(codec)
+            except UnicodeDecodeError:
+                continue
+            if len(decoded) == 1:
+                expected.add(decoded)
+    assert quality._decoded(codec, leads, trails, prefix) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # pdfium on a Type0 font whose ToUnicode maps to wrong code points: rare Extension A Han
+    "4. 6 䋴䋮䋶糫 Ǎ蒭鍍伴俘緌鍍伴俘u勢渡袱糫",
+    # pdfium on a Cyrillic title block whose ToUnicode it misreads: Hangul syllables, none in KS X 1001
+    "킜킰톁톁킰 킜킰톁톈톂킰킱\n킘킷킼. 킛킸톁톂 № 킴킾킺톃킼. 킟킾킴킿. 킔킰톂킰",
+    "哾㦓 哾㦓 哾㦓",
+])
+def test_han_and_hangul_outside_every_national_set_make_a_page_suspect(text: str) -> None:
+    verdict = assess_text(text)
+    assert verdict.suspect
+    assert "implausible_script" in verdict.signals
+    assert "none of GB2312, Big5, JIS X 0208 and KS X 1001" in verdict.reason
+
+
+def test_the_more_plausible_reading_of_a_cjk_page_scores_higher() -> None:
+    wrong, right = assess_text("哾㦓 哾㦓 哾㦓 黎荣"), assess_text("黎荣 黎荣 黎荣 黎荣")
+    assert_clean(right)
+    assert wrong.score < right.score
+
+
+def test_one_rare_character_on_a_page_of_common_han_stays_clean_but_ranks_below_none() -> None:
+    page = "北京是中华人民共和国的首都，也是全国的政治和文化中心。" * 4
+    with_rare = assess_text(page + "㦓")
+    assert_clean(with_rare)
+    assert with_rare.score < assess_text(page + "黎").score
+
+
+def test_characters_only_in_jis_x_0212_weigh_less_than_those_in_no_set() -> None:
+    # one Extension A character and one JIS X 0212 one among 15 common Han: 1.5 of 17 weighted
+    common_text = "北京是中华人民共和国的首都也是全国"
+    assert "implausible_script" not in assess_text(common_text + "哾").signals  # 1 only: no signal
+    mixed = assess_text(common_text[:15] + "㦓哾")
+    extension_only = assess_text(common_text[:15] + "㦓㦓")
+    assert mixed.score > extension_only.score
+
+
+def test_a_line_of_cjk_garbage_on_a_latin_page_is_suspect() -> None:
+    # pdfium on a SourceHanSans font whose ToUnicode has a UTF-8 codespace: the Latin line is right
+    line = "abc defghijklmno pqrstuvw xyz0123456789 Ꞁ肁궎肁ꢏ肁궆"
+    verdict = assess_text(f"{line}\n{line}")
+    assert verdict.suspect
+    assert "implausible_script" in verdict.signals
+
+
+def test_a_chinese_name_in_english_prose_is_no_wrong_cmap() -> None:
+    assert_clean(assess_text(EN + " The survey was led by 黎荣 and 陳大文 of 國立臺灣大學."))
+
+
 def test_winansi_symbols_in_a_japanese_page_are_glyph_codes() -> None:
     # pdfium on pm__kampo.pdf: a CID font without ToUnicode decodes digits to ™ — › œ Ÿ ˜
     verdict = assess_text("平成 ™— › ™œ 日 金曜日 第 官報 ›Ÿ˜ ›\n" * 3)
@@ -587,9 +676,10 @@ def test_ascii_byte_tables_agree_with_the_regexes_they_stand_for() -> None:
     for text in _strings(ASCII):
         assert quality._may_have_bad_chars(text) == bool(quality._BAD_CHAR.search(text)), text
         assert quality.nonspace_count(text) == sum(map(len, text.split())), text
-        runs, letters, script = quality._letter_runs(text, quality.nonspace_count(text))
+        runs, letters, script, beyond_latin = quality._letter_runs(text, quality.nonspace_count(text))
         regex_runs = quality._LATIN_LETTER_RUN.findall(text)
-        assert (runs, letters, script) == (quality._sample(regex_runs), sum(map(len, regex_runs)), "latin"), text
+        assert (runs, letters, script, beyond_latin) == (
+            quality._sample(regex_runs), sum(map(len, regex_runs)), "latin", False), text
         assert pdf_engines._has_control(text) == bool(pdf_engines._CONTROL.search(text)), text
         assert pdf_engines.strip_controls(text) == pdf_engines._CONTROL.sub("", text), text
         encoded = text.encode("ascii")

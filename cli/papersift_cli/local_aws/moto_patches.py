@@ -1,5 +1,10 @@
 """The moto internals patched while a LocalAws is open; every patch is undone by ``restore``.
 
+Written against moto 5.2.5 (``moto<6`` is pinned). Each patch's docstring says which moto behaviour
+it replaces and why; tests/unit/test_moto_patches.py runs moto unpatched and fails, naming the patch,
+when that behaviour (or a moto function a patch copies) changes: docs/local-pipeline.md, "Upgrading
+moto".
+
 - ``LambdaFunction.invoke``: every way moto invokes a function goes through it; it becomes a
   dispatch to our handler in this process.
 - The Step Functions retrier's ``time``: Retry waits really sleep in moto; they are scaled.
@@ -42,6 +47,11 @@
 - S3 object bodies are kept in a temporary SQLite file, those below 1 MiB zlib-compressed
   (``s3_bodies``): a big archive's members' results stay in S3 until the archive is assembled,
   ~50 KB a member.
+- A PUT's body is the object whatever its Content-Type, as in S3: moto's server read a PUT sent
+  as ``application/x-www-form-urlencoded`` (Python urllib's default) to guess its service, lost it
+  when it was not UTF-8 (left the request stream consumed: werkzeug then waited for bytes the client
+  had sent already, over a minute), and werkzeug parsed the rest as form fields, storing an empty
+  object. A PUT is never a query-protocol call (those are POSTs), so neither reads it as a form.
 - S3 listings: moto's ``list_objects`` visits every key of the bucket for any prefix, so listing a
   document's pages cost more the more documents the run had written (quadratic in a big archive's
   members). New buckets get a key store that also indexes its names by folder
@@ -100,6 +110,7 @@ class MotoPatches:
         self._track_models_weakly()
         self._keep_bodies_on_disk()
         self._index_s3_listings()
+        self._take_put_bodies_as_sent()
         if self.in_process:
             self._answer_boto_calls_in_process()
             self._read_s3_urls_once()
@@ -111,6 +122,13 @@ class MotoPatches:
             self._undo.pop()()
 
     def _keep_step_functions_config(self) -> None:
+        """moto: ``POST /moto-api/config`` replaces the process-wide ``default_user_config["stepfunctions"]``
+        (LocalAws sets ``execute_state_machine`` so the workflow runs), and it outlives the server.
+        Ours: put back as it was, so a test or a later LocalAws starts from moto's default.
+        Written against moto 5.2.5 (``moto_api._internal.models.set_config``).
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_keep_step_functions_config"]``)."""
+
         from moto.core.config import default_user_config
 
         saved: Any = dict(default_user_config.get("stepfunctions", {}))
@@ -121,6 +139,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _dispatch_invocations(self) -> None:
+        """moto: ``LambdaFunction.invoke(body, request_headers, response_headers)`` runs the function's
+        code in Docker; boto3's Invoke, Step Functions' Lambda tasks, S3 notifications and SQS event
+        source mappings all go through it. Ours: the handler ``functions/<name>/app.py`` in this
+        process (no Docker, our code, our debugger). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_dispatch_invocations"]``)."""
+
         from moto.awslambda.models import LambdaFunction
 
         dispatch = self.dispatch
@@ -137,6 +162,12 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _scale_retry_waits(self) -> None:
+        """moto: a Retry's interval is a real ``time.sleep`` of the module's own ``time`` name
+        (``retrier_decl.time``). Ours: the same waits times ``retry_time_scale`` (0 in tests, 0.05 in
+        the CLI), so a retried step does not cost its real backoff. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_scale_retry_waits"]``)."""
+
         from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
         original = retrier_decl.time
@@ -148,6 +179,12 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _add_version_ids_to_notifications(self) -> None:
+        """moto: ``notifications._get_s3_event`` leaves the object's ``versionId`` out of the
+        notification; AWS sends it. Ours: added, since ingest derives the document id (and so its
+        dedupe) from it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_add_version_ids_to_notifications"]``)."""
+
         from moto.s3 import notifications
 
         original = notifications._get_s3_event
@@ -168,6 +205,14 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _notify_when_objects_are_complete(self) -> None:
+        """moto: the backend's ``put_object`` sends a PUT's, a form POST's and a completed multipart
+        upload's notification, and only then does ``S3Response`` set the object's user metadata; S3
+        notifies a complete object. Ours: ``send_event`` is held back (per thread) until the S3
+        request handler returns, so the plan step never reads an upload without its options.
+        Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_notify_when_objects_are_complete"]``)."""
+
         from moto.s3 import notifications
         from moto.s3.responses import S3Response
 
@@ -202,6 +247,12 @@ class MotoPatches:
             self._replace(S3Response, name, completing(S3Response.__dict__[name]))
 
     def _answer_boto_calls_in_process(self) -> None:
+        """moto: ``botocore_stubber`` (a ``before-send`` handler of every client) answers from moto's
+        backends only while ``enabled``, which ``mock_aws`` switches on. Ours: on for the open
+        LocalAws, so clients without an endpoint URL skip the HTTP server. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_answer_boto_calls_in_process"]``)."""
+
         from moto.core.models import botocore_stubber
 
         original = botocore_stubber.enabled
@@ -213,6 +264,14 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _answer_s3_directly(self) -> None:
+        """moto: every S3 call is a serialized HTTP request parsed again by moto and an XML response
+        parsed again by botocore. Ours (``direct_s3``): four plain calls answered from the backend by
+        ``s3_direct``, which calls ``put_object(disable_notification=True)``, ``set_metadata``,
+        ``set_acl``, ``put_object_tagging`` and ``list_objects_v2`` and reproduces
+        ``S3Response.put_object`` and ``FakeKey.response_dict``. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_answer_s3_directly"]``)."""
+
         from papersift_cli.local_aws.s3_direct import DIRECT_S3, install_builtin
 
         install_builtin()
@@ -224,6 +283,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _read_s3_urls_once(self) -> None:
+        """moto: the property ``S3Backend._url_module`` re-executes ``moto.s3.urls``
+        (``importlib.reload``) on every S3 request, in case the environment changed its URLs. Ours:
+        the module as imported (the environment does not change during a run). Written against
+        moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_read_s3_urls_once"]``)."""
+
         import moto.s3.urls as s3_urls
         from moto.s3.models import S3Backend
 
@@ -235,6 +301,25 @@ class MotoPatches:
 
         self._undo.append(undo)
 
+    def _take_put_bodies_as_sent(self) -> None:
+        from moto.core.request import Request
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+        from werkzeug.wrappers import Request as WerkzeugRequest
+
+        parsed = WerkzeugRequest.want_form_data_parsed
+
+        def want_form_data_parsed(request: Any) -> bool:
+            return request.method != "PUT" and bool(parsed.fget(request))  # type: ignore[attr-defined]
+
+        get_body = DomainDispatcherApplication.__dict__["_get_body"]
+
+        def body_of(app: Any, environ: dict[str, Any]) -> str | None:
+            return None if environ.get("REQUEST_METHOD") == "PUT" else get_body(app, environ)
+
+        self._replace(DomainDispatcherApplication, "_get_body", body_of)
+        Request.want_form_data_parsed = property(want_form_data_parsed)  # type: ignore[method-assign,assignment]
+        self._undo.append(lambda: delattr(Request, "want_form_data_parsed"))
+
     def _replace(self, owner: ModuleType | type, name: str, value: Any) -> None:
         """``owner.name = value`` until restore (a class's own attribute, as it was defined)."""
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
@@ -242,6 +327,13 @@ class MotoPatches:
         self._undo.append(lambda: setattr(owner, name, original))
 
     def _reuse_step_functions_clients(self) -> None:
+        """moto: ``boto_client_for(region, service, state_credentials)``, imported by name by the Lambda
+        task and the item reader, builds a new boto3 client every call (the service model read
+        again) and ignores the credentials. Ours: one client per region, service and stubber state,
+        with ``s3_direct``'s handlers on it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_reuse_step_functions_clients"]``)."""
+
         from moto.core.models import botocore_stubber
         from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.eval import (
             resource_eval_s3 as item_reader,
@@ -267,6 +359,12 @@ class MotoPatches:
             self._replace(module, "boto_client_for", client_for)
 
     def _compile_json_paths_once(self) -> None:
+        """moto: ``json_path.parse`` and ``result_path.parse`` (jsonpath_ng's) compile every JSONPath
+        anew, with a fresh ply parser, at every state. Ours: cached per path (a compiled path is
+        immutable and reusable). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_compile_json_paths_once"]``)."""
+
         from moto.stepfunctions.parser.asl.component.common.path import result_path
         from moto.stepfunctions.parser.asl.utils import json_path
 
@@ -274,6 +372,14 @@ class MotoPatches:
             self._replace(module, "parse", functools.lru_cache(maxsize=1024)(module.parse))
 
     def _iterate_map_jobs(self) -> None:
+        """moto: both Map workers' ``_eval_pool`` call themselves once per job (past the recursion
+        limit a big Distributed Map never ends), and a Distributed Map's ``_eval_body`` makes its Map
+        Run's ``EventManager()`` by name, which keeps every child's history though moto never shows
+        it. Ours: ``sfn_maps``' loop (the same steps) and an event manager that keeps no events.
+        Written against moto 5.2.5 (the guard fingerprints both ``_eval_pool``).
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_iterate_map_jobs"]``)."""
+
         from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration import (
             distributed_iteration_component,
             iteration_worker,
@@ -295,6 +401,12 @@ class MotoPatches:
         self._replace(distributed_iteration_component, "EventManager", UnrecordedEventManager)
 
     def _forget_finished_threads(self) -> None:
+        """moto: every thread Step Functions start is appended to ``utils.TMP_THREADS``, which
+        several modules hold by name and nothing reads or empties. Ours: a list that drops finished
+        threads (``sfn_maps.LiveThreads``), in every module that holds it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_forget_finished_threads"]``)."""
+
         import sys
 
         import moto.stepfunctions.parser.asl.component.program.program
@@ -314,6 +426,13 @@ class MotoPatches:
                 self._replace(module, "TMP_THREADS", live)
 
     def _track_models_weakly(self) -> None:
+        """moto: ``BaseModel.__new__`` appends every model object to its class's
+        ``instances_tracked`` list (for its dashboard and reset), so nothing removed from S3 or
+        DynamoDB is ever freed. Ours: the same registration, held weakly (``forget.WeaklyTracked``).
+        Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_track_models_weakly"]``)."""
+
         from moto.core.common_models import BaseModel
 
         from papersift_cli.local_aws.forget import WeaklyTracked
@@ -330,6 +449,13 @@ class MotoPatches:
         self._replace(BaseModel, "__new__", staticmethod(new))
 
     def _keep_bodies_on_disk(self) -> None:
+        """moto: a ``FakeKey`` keeps its bytes in memory (``_value_buffer``, a spooled temporary
+        file) read by ``value``, hashed by ``etag``, closed by ``dispose`` and copied by
+        ``__getstate__``. Ours: bodies in a temporary SQLite file, small ones compressed
+        (``s3_bodies``), the same four members re-implemented over it. Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_keep_bodies_on_disk"]``)."""
+
         from moto.s3.models import FakeKey
 
         from papersift_cli.local_aws.s3_bodies import BodyFile, etag_of, releasing, stateless, stored_value
@@ -342,6 +468,12 @@ class MotoPatches:
         self._replace(FakeKey, "__getstate__", stateless(FakeKey.__getstate__))
 
     def _parse_definitions_once(self) -> None:
+        """moto: ``AmazonStateLanguageParser.parse(definition)`` parses the whole definition
+        (ANTLR, ~0.25 s for ours) for every execution it starts. Ours: the parsed program kept per
+        definition text (its components keep no execution state). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_parse_definitions_once"]``)."""
+
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
         original = AmazonStateLanguageParser.__dict__["parse"]  # the staticmethod itself
@@ -354,6 +486,13 @@ class MotoPatches:
         self._undo.append(undo)
 
     def _index_s3_listings(self) -> None:
+        """moto: ``S3Backend.list_objects`` visits every key of the bucket for any prefix, and
+        ``FakeBucket.__init__`` makes its key store from ``moto.s3.models._VersionedKeyStore``.
+        Ours: new buckets get ``s3_index.IndexedKeyStore`` and listings take their candidates from
+        its folder index (a copy of moto's ``list_objects`` otherwise). Written against moto 5.2.5.
+
+        Guard: tests/unit/test_moto_patches.py (``GUARDS["_index_s3_listings"]``)."""
+
         from moto.s3 import models
 
         from papersift_cli.local_aws.s3_index import IndexedKeyStore, indexed_list_objects

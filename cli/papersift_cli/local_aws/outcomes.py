@@ -7,8 +7,9 @@ from collections.abc import Callable, ItemsView, Iterable, Mapping, Sequence, Va
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.deployment import INCOMING_PREFIX, TABLE_KEY
-from papersift.pipeline import results_prefix, work_prefix
+from infra.deployment import TABLE_KEY
+from papersift.layout import INCOMING_PREFIX, results_prefix
+from papersift.workfiles import pages_prefix
 
 
 @dataclass
@@ -203,7 +204,7 @@ class Results:
         total = 0
         for doc_id in doc_ids:
             for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket,
-                                                                           Prefix=f"{work_prefix(doc_id)}pages/"):
+                                                                           Prefix=pages_prefix(doc_id)):
                 total += page.get("KeyCount", 0)
         return total
 

@@ -14,6 +14,7 @@ from typing import Any
 from infra import deployment
 from infra.workflow import load_definition
 from papersift import listing
+from papersift.layout import INCOMING_PREFIX
 
 REGION = "us-east-1"
 ACCOUNT_ID = "123456789012"
@@ -75,7 +76,7 @@ def create_resources(client: Callable[[str], Any], prefix: str, environment: Map
             "QueueConfigurations": [{
                 "QueueArn": queue_arn,
                 "Events": ["s3:ObjectCreated:*"],
-                "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": deployment.INCOMING_PREFIX}]}},
+                "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": INCOMING_PREFIX}]}},
             }]
         },
     )

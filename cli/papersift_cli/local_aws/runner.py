@@ -22,9 +22,19 @@ from typing import Any
 from urllib.request import Request, urlopen
 
 from infra import deployment
+from papersift.layout import (
+    ADMISSION_DELAY_ENV,
+    ADMISSION_DELAY_SECONDS,
+    INCOMING_PREFIX,
+    MEMBERS_PREFIX,
+    PAGES_FOLDER,
+    STATE_MACHINE_ARN_ENV,
+    members_prefix,
+    results_prefix,
+    work_prefix,
+)
 from papersift.settings import Settings
 from papersift.steps import DocumentOptions
-from papersift.workfiles import results_prefix, work_prefix
 from papersift_cli.local_aws import s3_direct
 from papersift_cli.local_aws.forget import forget_items, forget_objects
 from papersift_cli.local_aws.moto_patches import MotoPatches
@@ -33,7 +43,6 @@ from papersift_cli.local_aws.queue_poller import QueuePoller
 from papersift_cli.local_aws.resources import REGION, Resources, create_resources, function_name, state_machine_arn
 
 Handler = Callable[[Any, Any], Any]
-MEMBERS_PREFIX = deployment.MEMBERS_PREFIX  # members/<archive doc_id>/...
 _FINISHED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 _ACTIVE_LOCK = threading.Lock()
 
@@ -273,10 +282,9 @@ class LocalAws:
         return deployment.function_environment(
             self.settings, table_name=self.table_name, bucket_name=self.bucket,
             extra={
-                deployment.STATE_MACHINE_ARN_ENV: self.state_machine_arn,
+                STATE_MACHINE_ARN_ENV: self.state_machine_arn,
                 # deferred drops come back sooner, as retries wait less (SQS delays are whole seconds)
-                deployment.ADMISSION_DELAY_ENV: str(max(1, round(deployment.ADMISSION_DELAY_SECONDS
-                                                                 * self.retry_time_scale))),
+                ADMISSION_DELAY_ENV: str(max(1, round(ADMISSION_DELAY_SECONDS * self.retry_time_scale))),
                 **server,
                 "AWS_DEFAULT_REGION": REGION,
                 "AWS_REGION": REGION,
@@ -404,7 +412,7 @@ class LocalAws:
         if not self.forget_finished:
             return
         source = str(event.get("key") or "")
-        removed = forget_objects(self.bucket, prefixes=[work_prefix(doc_id), f"{results_prefix(doc_id)}pages/"],
+        removed = forget_objects(self.bucket, prefixes=[work_prefix(doc_id), results_prefix(doc_id) + PAGES_FOLDER],
                                  keys=[source] if parent and source.startswith(MEMBERS_PREFIX) else [])
         if parent and self.results.set_aside(doc_id):
             forget_items(REGION, self.table_name, [doc_id])
@@ -416,7 +424,7 @@ class LocalAws:
         AWS (objects, every version, and items), once its results are written out. Returns the
         number of objects removed."""
         doc_ids = [d for d in _doc_ids(outcome) if d]
-        prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), f"{MEMBERS_PREFIX}{d}/")]
+        prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), members_prefix(d))]
         removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key])
         forget_items(REGION, self.table_name, doc_ids)
         self.results.drop_set_aside(doc_ids)
@@ -436,7 +444,7 @@ class LocalAws:
 
     def drop(self, path: Path, options: DocumentOptions | None = None, name: str | None = None) -> str:
         """Upload a file under ``incoming/``; S3 -> SQS -> ingest starts its execution. Returns the key."""
-        key = deployment.INCOMING_PREFIX + (name or path.name)
+        key = INCOMING_PREFIX + (name or path.name)
         metadata = options.metadata() if options else {}
         with path.open("rb") as body:
             self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=body, Metadata=metadata)

@@ -8,11 +8,14 @@ are ``SecretStr``: their repr, str and any log line show ``**********``; only
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from papersift.archives.names import file_name_problem
+from papersift.layout import CLEAN_TEXT_FILE
 from papersift.report import DocumentStatus
 from papersift.steps import DocumentOptions
 
@@ -57,13 +60,16 @@ class ExtractionOptions(ApiModel):
     extract_tables: bool | None = Field(default=None, description="detect tables and add them as Markdown")
     ocr_mode: OcrMode | None = Field(default=None, description="OCR routing for this document")
     ocr_languages: list[Language] | None = Field(default=None, max_length=8, description="Tesseract codes, e.g. eng")
-    clean_text: bool | None = Field(default=None, description="also write text.clean.txt")
+    clean_text: bool | None = Field(default=None, description=f"also write {CLEAN_TEXT_FILE}")
 
 
 class SubmitRequest(ApiModel):
     """POST /documents: announce a file; upload it to the returned URL."""
 
-    file_name: str = Field(min_length=1, max_length=255, description="the file's name (its extension is a hint only)")
+    file_name: str = Field(min_length=1, max_length=255,
+                           description="the file's name (its extension is a hint only): taken in NFC, at most "
+                                       "255 bytes of UTF-8, no '/' or '\\', not '.' or '..', and no control, "
+                                       "format (bidi), line separator or private-use character")
     passwords: list[Password] = Field(default_factory=list, max_length=16,
                                       description="tried on encrypted files; never logged or stored in results")
     options: ExtractionOptions = Field(default_factory=ExtractionOptions)
@@ -71,8 +77,13 @@ class SubmitRequest(ApiModel):
     @field_validator("file_name")
     @classmethod
     def _plain_name(cls, value: str) -> str:
-        if "/" in value or "\\" in value or value in (".", "..") or any(ord(c) < 32 for c in value):
-            raise ValueError("file_name must be a plain file name (no path separators or control characters)")
+        """The name becomes the last segment of the upload's key and the document's source name:
+        it must be one a file system and S3 take as it is, and that shows as it is
+        (``file_name_problem``, the rule the CLI's output folders follow)."""
+        value = unicodedata.normalize("NFC", value)
+        problem = file_name_problem(value)
+        if problem:
+            raise ValueError(f"file_name {problem}")
         return value
 
     def document_options(self) -> DocumentOptions:

@@ -42,18 +42,32 @@ from papersift.api_models import (
     SubmitRequest,
     SubmitResponse,
 )
+from papersift.archives.names import object_key_problem
 from papersift.errors import (
     DocumentNotFoundError,
     DocumentRunningError,
     PayloadTooLargeError,
     RequestError,
 )
+from papersift.layout import (
+    API_UPLOAD_PREFIX,
+    HTML_CONTENT_TYPE,
+    JSON_CONTENT_TYPE,
+    MARKDOWN_CONTENT_TYPE,
+    MARKDOWN_FILE,
+    MEMBERS_PREFIX,
+    REPORT_FILE,
+    REPORT_PAGE_FILE,
+    TEXT_CONTENT_TYPE,
+    TEXT_FILE,
+    members_prefix,
+    results_prefix,
+    work_prefix,
+)
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
-from papersift.pipeline import results_prefix, work_prefix
 from papersift.report import ExtractionReport, MemberReport
-from papersift.report_page import REPORT_PAGE_NAME
 from papersift.settings import Settings
-from papersift.steps import API_UPLOAD_PREFIX, document_id
+from papersift.steps import document_id
 from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
@@ -64,13 +78,13 @@ PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_
                  "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
 #: result kind -> (its file under results/<doc_id>/, its content type)
 RESULT_FILES: Mapping[str, tuple[str, str]] = {
-    "text": ("text.txt", "text/plain; charset=utf-8"),
-    "markdown": ("document.md", "text/markdown; charset=utf-8"),
-    "report": ("report.json", "application/json"),
-    "view": (REPORT_PAGE_NAME, "text/html; charset=utf-8"),
+    "text": (TEXT_FILE, TEXT_CONTENT_TYPE),
+    "markdown": (MARKDOWN_FILE, MARKDOWN_CONTENT_TYPE),
+    "report": (REPORT_FILE, JSON_CONTENT_TYPE),
+    "view": (REPORT_PAGE_FILE, HTML_CONTENT_TYPE),
 }
 #: prefixes of objects papersift itself wrote as a document's source (deleted with the document)
-OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, "members/")
+OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, MEMBERS_PREFIX)
 
 
 def _now() -> datetime:
@@ -123,12 +137,14 @@ class Catalog:
         """Record the document and hand back a presigned PUT for its bytes; the upload runs the
         same S3-triggered path as a drop. Its options are signed into the URL as metadata."""
         doc_id, key, metadata = self._new_document(request)
-        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        # If-None-Match: * signed in: S3 refuses a second PUT to the URL (412 PreconditionFailed)
+        # rather than replacing the object whose run has started, and a client cannot leave it out
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "IfNoneMatch": "*"}
         if metadata:
             params["Metadata"] = metadata
         seconds = self.settings.api_upload_url_seconds
         url = self.s3.generate_presigned_url("put_object", Params=params, ExpiresIn=seconds, HttpMethod="PUT")
-        headers = {f"x-amz-meta-{name}": value for name, value in metadata.items()}
+        headers = {"If-None-Match": "*", **{f"x-amz-meta-{name}": value for name, value in metadata.items()}}
         return SubmitResponse(doc_id=doc_id, status=AWAITING_UPLOAD, links=DocumentLinks.of(doc_id),
                               upload=PresignedUpload(url=url, headers=headers, expires_in=seconds))
 
@@ -161,6 +177,9 @@ class Catalog:
     def _new_document(self, request: SubmitRequest) -> tuple[str, str, dict[str, str]]:
         metadata = self._metadata(request)
         key = f"{API_UPLOAD_PREFIX}{secrets.token_urlsafe(18)}/{request.file_name}"
+        problem = object_key_problem(key)
+        if problem:  # file_name is at most 255 bytes, so only if the prefix or that rule changes
+            raise RequestError(f"file_name {problem}", field="file_name")
         doc_id = document_id(self.bucket, key)
         now = self.clock().isoformat(timespec="seconds")
         item = {"doc_id": doc_id, "status": SUBMITTED, "source_bucket": self.bucket, "source_key": key,
@@ -297,7 +316,8 @@ class Catalog:
     def delete(self, doc_id: str) -> DeleteResult:
         """Remove a document's results, work files, members (documents of their own) and items,
         every object version of them, and the source when papersift wrote it (an API upload, an
-        archive member). Refused while the document (or its archive) is still being processed."""
+        archive member). Refused while the document (or its archive) is still being processed; 404
+        when nothing of it is left (a second DELETE), like GET."""
         item = self._item(doc_id)
         execution = self._execution(str(item.get("parent_doc_id") or doc_id) if item else doc_id)
         if item is None and execution is None:
@@ -308,11 +328,13 @@ class Catalog:
                 self.store.exists(str(item.get("source_key") or "")):
             raise DocumentRunningError(f"document {doc_id} was uploaded and its run is about to start")
         documents = [doc_id, *(m.doc_id for m in self._members(item) if m.doc_id)]
-        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [f"members/{doc_id}/"]
+        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [members_prefix(doc_id)]
         source_key = str(item.get("source_key") or "") if item else ""
         if source_key.startswith(OWNED_SOURCE_PREFIXES):
             prefixes.append(source_key)
         deleted = sum(self._delete_versions(prefix) for prefix in prefixes)
+        if item is None and not deleted:  # a finished run whose document was deleted already, as GET says
+            raise DocumentNotFoundError(f"no document {doc_id}")
         with self.table.batch_writer() as batch:
             for document in documents:
                 batch.delete_item(Key={"doc_id": document})

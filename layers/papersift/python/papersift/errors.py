@@ -137,8 +137,17 @@ class PayloadTooLargeError(RequestError):
     http_status = 413
 
 
+class UnsupportedMediaTypeError(RequestError):
+    """A request body that is not JSON: the API takes nothing else."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
 class ThrottledError(RequestError):
-    """A back end (S3, DynamoDB, Step Functions) or the API's own limit refused for load."""
+    """A back end (S3, DynamoDB, Step Functions) refused an API request for load: the API answers
+    429 (functions/api ``aws_refused``). API Gateway's own rate limit answers with the same code
+    (``api_models.GATEWAY_ERRORS["THROTTLED"]``)."""
 
     code = "throttled"
     http_status = 429
@@ -174,3 +183,23 @@ def input_error_code(class_name: str) -> str | None:
             return cls.code
         stack.extend(cls.__subclasses__())
     return None
+
+
+# -- AWS error codes that mean "slow down" -------------------------------------------------------
+# The services answer load with a handful of codes, shared here; each caller keeps its own set of
+# the codes that mean "not now" to it, built from these, and names it for what it does with them:
+# the API answers 429 (functions/api/app.py, API_BUSY_CODES), Textract's pages are retried by the
+# workflow (papersift.ocr.textract.TEXTRACT_RETRY_CODES), ingest defers a drop
+# (papersift.admission, START_DEFERRED_CODES). They differ on purpose: a code one service
+# never sends has no place in its caller's set, and some "not now" codes are one service's own
+# (Textract's LimitExceededException, Step Functions' ExecutionLimitExceeded).
+
+#: the service's own transient load (Step Functions, Textract, DynamoDB's control plane, ...)
+THROTTLING_EXCEPTION = "ThrottlingException"
+#: a request-rate quota: DynamoDB's provisioned throughput, Textract's transactions per second
+PROVISIONED_THROUGHPUT_EXCEEDED = "ProvisionedThroughputExceededException"
+#: every AWS error code that means "slow down" rather than "broken", whichever service sends it
+#: (the older query APIs' Throttling and RequestLimitExceeded, S3's SlowDown, Lambda's and API
+#: Gateway's TooManyRequestsException): the same request succeeds later
+AWS_THROTTLING_CODES = frozenset({THROTTLING_EXCEPTION, "Throttling", "TooManyRequestsException", "SlowDown",
+                                  PROVISIONED_THROUGHPUT_EXCEEDED, "RequestLimitExceeded"})

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from papersift.layout import JSON_CONTENT_TYPE, work_prefix
 from papersift.report import PageReport
 from papersift.settings import Settings
 from papersift.steps import Plan, Route
@@ -55,17 +56,22 @@ class Invocation:
         return Usage(self.function, self.memory_mb, round(seconds, 4))
 
 
+def usage_prefix(doc_id: str) -> str:
+    """Where the steps' usage records are (``usage_key``), for assemble to list."""
+    return f"{work_prefix(doc_id)}usage/"
+
+
 def usage_key(doc_id: str, function: str, unit: str | int) -> str:
-    return f"work/{doc_id}/usage/{function}-{unit}.json"
+    return f"{usage_prefix(doc_id)}{function}-{unit}.json"
 
 
 def record_usage(store: ObjectStore, doc_id: str, usage: Usage, unit: str | int = 0) -> None:
     store.put(usage_key(doc_id, usage.function, unit), json.dumps(usage.to_dict()).encode("utf-8"),
-              "application/json")
+              JSON_CONTENT_TYPE)
 
 
 def load_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
-    return [Usage(**json.loads(store.get(key))) for key in store.list_keys(f"work/{doc_id}/usage/")
+    return [Usage(**json.loads(store.get(key))) for key in store.list_keys(usage_prefix(doc_id))
             if key.endswith(".json")]
 
 

@@ -151,6 +151,35 @@ def _rows_from_boxes(textpage: Any) -> str:
     return "\n".join(lines)
 
 
+def _column_ranks(textpage: Any) -> dict[str, list[int]]:
+    """Each character's places (ascending) in vertical reading order, from pdfium's character
+    boxes: glyphs grouped into columns by the overlap of their horizontal extents, the columns
+    read from right to left, each from top to bottom. What an engine's text of a page in vertical
+    writing is checked against: whichever order it came in, the page's geometry is the same."""
+    c = pdfium_c
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    glyphs: list[tuple[float, float, float, str]] = []  # x0, x1, vertical centre, char
+    for index in range(c.FPDFText_CountChars(textpage)):
+        code = c.FPDFText_GetUnicode(textpage, index)
+        if code <= 32 or not c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
+            continue
+        glyphs.append((left.value, max(right.value, left.value + 0.1), (bottom.value + top.value) / 2, chr(code)))
+    columns: list[tuple[float, float, list[tuple[float, float, float, str]]]] = []  # band x0, x1, glyphs
+    for glyph in sorted(glyphs, key=lambda g: -(g[0] + g[1])):
+        if columns:
+            low, high, members = columns[-1]
+            if min(high, glyph[1]) - max(low, glyph[0]) > 0.3 * min(high - low, glyph[1] - glyph[0]):
+                members.append(glyph)
+                columns[-1] = (min(low, glyph[0]), max(high, glyph[1]), members)
+                continue
+        columns.append((glyph[0], glyph[1], [glyph]))
+    ranks: dict[str, list[int]] = {}
+    ordered = (glyph for _, _, column in columns for glyph in sorted(column, key=lambda g: -g[2]))
+    for rank, glyph in enumerate(ordered):
+        ranks.setdefault(glyph[3], []).append(rank)
+    return ranks
+
+
 def _bounded_text(textpage: Any, box: Any) -> str:
     """Text inside the page box in one pdfium pass: asking for the size first costs a second
     pass over every character, so the buffer is sized from the character count instead."""
@@ -209,6 +238,8 @@ def _open_pypdf(data: bytes, passwords: list[bytes]) -> tuple[Any, bytes]:
     return reader, chosen
 
 
+#: what pdfium's open says of a file it parsed whose page tree holds no page
+_NO_PAGES = "no pages in the page tree"
 #: a page object ("/Type /Page", not /Pages): counted in the raw bytes to catch a page tree that loops
 _PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
 
@@ -301,7 +332,9 @@ class PdfHandle:
             else:
                 # no pages through the page tree: empty, or a broken /Pages the others may see past
                 self.pdfium.close()
-                self.pdfium, self.pdfium_error = None, "no pages in the page tree"
+                self.pdfium, self.pdfium_error = None, _NO_PAGES
+        #: pdfium parsed the file and found no pages (not: failed to parse it)
+        pdfium_empty = self.pdfium_error == _NO_PAGES
         if wrong_password and self.pdfium_error is None:
             raise EncryptedInputError("the PDF is encrypted and no supplied password opens it")
         # pdfium could not parse it (or does not support its security handler): try pypdf
@@ -312,23 +345,30 @@ class PdfHandle:
             raise
         except Exception as exc:
             pypdf_error = "no pages" if isinstance(exc, EmptyInputError) else f"{type(exc).__name__}: {exc}"
-            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf says {pypdf_error}")
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf says {pypdf_error}",
+                                pdfium_empty and isinstance(exc, EmptyInputError))
             return
         if pages == 0:
-            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages")
+            self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages", pdfium_empty)
             return
         self._pypdf = reader
         self.open_note = f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it"
 
-    def _open_pdfminer(self, others: str) -> None:
-        """The last opener: pdfminer finds pages by their /Type when the page tree is broken."""
+    def _open_pdfminer(self, others: str, others_found_none: bool) -> None:
+        """The last opener: pdfminer finds pages by their /Type when the page tree is broken.
+
+        No pages is ``empty`` only when every opener parsed the file and found none
+        (``others_found_none``); where pdfium or pypdf failed to parse it (a file cut short), no
+        pages is damage, and each opener's reason is kept."""
         try:
             miner = _Pdfminer(self.data, self.password)
             pages = len(miner.pages())
         except Exception as exc:
             raise CorruptInputError(f"unreadable PDF: {others}; pdfminer says {type(exc).__name__}: {exc}") from exc
         if pages == 0:
-            raise EmptyInputError("the PDF has no pages")
+            if others_found_none:
+                raise EmptyInputError("the PDF has no pages: pdfium, pypdf and pdfminer parsed it and found none")
+            raise CorruptInputError(f"unreadable PDF: {others}; pdfminer finds no pages")
         self._miner = miner
         self.open_note = f"pdfium and pypdf cannot open the PDF ({others}); pdfminer found {pages} pages"
 
@@ -521,6 +561,13 @@ class PdfHandle:
     def layout_text(self, number: int) -> str:
         """poppler's text of one page in visual row order (``-layout``)."""
         return self._pdftotext(number, "-layout")
+
+    def column_ranks(self, number: int) -> dict[str, list[int]]:
+        """Page ``number``'s characters and their places in vertical reading order (columns right
+        to left, each top to bottom); empty when pdfium cannot read the page."""
+        if self.pdfium is None:
+            return {}
+        return self._on_text_page(number, lambda page, textpage: _column_ranks(textpage))
 
     def row_text(self, number: int) -> str:
         """The page's characters regrouped into visual rows from pdfium's character boxes:

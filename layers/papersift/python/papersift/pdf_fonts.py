@@ -106,7 +106,9 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
         size = c.FPDFFont_GetBaseFontName(font, None, 0)
         buffer = ctypes.create_string_buffer(max(size, 1))
         c.FPDFFont_GetBaseFontName(font, buffer, size)
-        name = buffer.value.decode("latin-1")
+        # pdfium keeps some fonts' subset tag (KXRNCQ+AokinMincho): dropped, as base_font_name
+        # drops it from the dictionaries' names, so the two sides meet
+        name = _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
         # the text's length in UTF-16 bytes, NUL included: a character count without decoding it;
         # an object counts at least once, also where pdfium could not read its text
         chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 1)

@@ -34,6 +34,22 @@ from papersift.errors import (
     input_error_code,
 )
 from papersift.isolation import Limits, UnitFailure, run_once, run_units
+from papersift.layout import (
+    BINARY_CONTENT_TYPE,
+    CLEAN_TEXT_FILE,
+    HTML_CONTENT_TYPE,
+    JSON_CONTENT_TYPE,
+    MARKDOWN_CONTENT_TYPE,
+    MARKDOWN_FILE,
+    PDF_CONTENT_TYPE,
+    REPORT_FILE,
+    REPORT_PAGE_FILE,
+    TEXT_CONTENT_TYPE,
+    TEXT_FILE,
+    members_prefix,
+    page_file,
+    results_prefix,
+)
 from papersift.ledger import (
     Invocation,
     Usage,
@@ -88,18 +104,19 @@ from papersift.workfiles import (
     OCR_INPUT_SOURCE,
     Source,
     batches_key,
+    error_key,
+    errors_prefix,
     get_json,
     member_items_key,
     members_key,
     ocr_input_key,
     ocr_prefix,
     page_key,
+    pages_prefix,
     plan_key,
     put_json,
     put_model,
     read_source,
-    results_prefix,
-    work_prefix,
 )
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
@@ -154,7 +171,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
     plan = Plan(**request.ref.model_dump(), **found, manifest_key=batches_key(doc_id),
                 max_concurrency=settings.max_concurrency, seconds=round(time.perf_counter() - started, 4))
     if plan.use_distributed_map:
-        store.put(plan.manifest_key, manifest_json(plan.batches), "application/json")
+        store.put(plan.manifest_key, manifest_json(plan.batches), JSON_CONTENT_TYPE)
     put_model(store, plan_key(doc_id), plan)
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(plan.seconds))
@@ -211,7 +228,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
     put_model(store, members_key(doc_id), listing)
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
-    store.put(member_items_key(doc_id), manifest_json(items), "application/json")
+    store.put(member_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
     # an archive member's members are an inline Map inside its iteration (no Distributed Map there)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     return UnpackResult(status=listing.status, reason=listing.reason, unlisted=listing.unlisted,
@@ -225,7 +242,7 @@ def member_object_key(doc_id: str, index: int, path: str) -> str:
     unique and short whatever the names (``x.txt`` beside ``x.txt/report.json``, names a local
     directory store cannot nest, paths longer than S3's 1,024 bytes); its path inside the archive
     travels as ``archive_path``, its file name stays readable at the end of the key."""
-    return f"members/{doc_id}/{index:05d}/{source_name_of(path) or 'unnamed'}"
+    return f"{members_prefix(doc_id)}{index:05d}/{source_name_of(path) or 'unnamed'}"
 
 
 # -- extract ---------------------------------------------------------------------------
@@ -274,7 +291,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
                 written.append(page)
     except (InputError, EngineCrashError) as exc:
         # the file is at fault: record why, the assemble step turns it into the document status
-        put_json(store, f"{work_prefix(doc_id)}errors/{batch.batch_index:05d}.json",
+        put_json(store, error_key(doc_id, batch.batch_index),
                  ErrorRecord.from_exception(exc).__dict__)
         return ExtractResult(batch_index=batch.batch_index, pages=len(written), chars=0, error=exc.code)
     if invocation is not None:
@@ -323,9 +340,9 @@ def _put_ocr_input(store: ObjectStore, doc_id: str, number: int, cut: bytes | No
     """What OCR reads of a page: the page as a one-page PDF (small, and Textract reads it as is),
     or a marker saying to draw the page from the whole file (pdfium could not cut it)."""
     if cut is not None:
-        store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cut, "application/pdf")
+        store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cut, PDF_CONTENT_TYPE)
     else:
-        store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", "application/octet-stream")
+        store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", BINARY_CONTENT_TYPE)
 
 
 def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int) -> int | None:
@@ -354,7 +371,7 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
     """The document's pages in page order: the text layer's, with OCR's pages laid over them
     (a picture's pages come from OCR alone)."""
     pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
-                                             for k in store.list_keys(f"{work_prefix(doc_id)}pages/")
+                                             for k in store.list_keys(pages_prefix(doc_id))
                                              if k.endswith(".json"))}
     for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
         if key.endswith(".json"):
@@ -375,7 +392,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     if plan is not None and plan.route() is Route.UNPACK and failure is None:
         return _assemble_archive(store, request, plan, settings, started, invocation)
     pages = load_pages(store, doc_id)
-    errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(f"{work_prefix(doc_id)}errors/")]
+    errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
     report = _new_report(request, plan, settings)
     report.page_count = len(pages)
     report.pages = [p.report for p in pages]
@@ -436,11 +453,11 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
-    put_json(store, f"{results_prefix(report.doc_id)}report.json", report.to_dict())
-    from papersift.report_page import REPORT_PAGE_NAME, render_report_page  # Jinja2: only assemble needs it
+    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
+    from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
 
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
-    store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_NAME}", page.encode("utf-8"), "text/html; charset=utf-8")
+    store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
     return report
 
 
@@ -494,8 +511,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
         member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
                               doc_id=entry.doc_id, original_name=entry.original_name)
         member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
-        if member.doc_id and store.exists(member_prefix + "report.json"):
-            member_report = ExtractionReport.from_dict(get_json(store, member_prefix + "report.json"))
+        if member.doc_id and store.exists(member_prefix + REPORT_FILE):
+            member_report = ExtractionReport.from_dict(get_json(store, member_prefix + REPORT_FILE))
             member.status, member.reason = member_report.status, member_report.reason
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
             if member_report.status == DocumentStatus.LIMIT_EXCEEDED:
@@ -506,9 +523,9 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
             if member_report.char_count:  # a member without text adds no tag line, only its entry
-                text = member_tag(member.path) + "\n" + store.get(member_prefix + "text.txt").decode("utf-8")
+                text = member_tag(member.path) + "\n" + store.get(member_prefix + TEXT_FILE).decode("utf-8")
                 text_out.add(text.encode("utf-8"))
-                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + "document.md"))
+                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
                 if cleaned is not None:
                     cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
         elif member.doc_id:
@@ -524,8 +541,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             else codes[0]
         report.errors.append(ErrorRecord(code=code, reason=report.reason))
     prefix = results_prefix(doc_id)
-    store.put(prefix + "text.txt", text_out.value(), "text/plain; charset=utf-8")
-    store.put(prefix + "document.md", markdown_out.value(), "text/markdown; charset=utf-8")
+    store.put(prefix + TEXT_FILE, text_out.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown_out.value(), MARKDOWN_CONTENT_TYPE)
     if cleaned is not None:
         _put_clean_text(store, doc_id, cleaning.join_cleaned(cleaned))
     usage = load_usage(store, doc_id)
@@ -550,7 +567,7 @@ def _wants_clean_text(plan: Plan | None, settings: Settings) -> bool:
 
 
 def _put_clean_text(store: ObjectStore, doc_id: str, cleaned: str) -> None:
-    store.put(results_prefix(doc_id) + "text.clean.txt", cleaned.encode("utf-8"), "text/plain; charset=utf-8")
+    store.put(results_prefix(doc_id) + CLEAN_TEXT_FILE, cleaned.encode("utf-8"), TEXT_CONTENT_TYPE)
 
 
 class _Joined:
@@ -657,10 +674,10 @@ def write_results(store: ObjectStore, report: ExtractionReport, pages: list[Page
     prefix = results_prefix(report.doc_id)
     text = PAGE_SEPARATOR.join(p.text for p in pages)
     markdown = "\n\n".join(md for md in (p.to_markdown() for p in pages) if md)
-    store.put(prefix + "text.txt", text.encode("utf-8"), "text/plain; charset=utf-8")
-    store.put(prefix + "document.md", markdown.encode("utf-8"), "text/markdown; charset=utf-8")
+    store.put(prefix + TEXT_FILE, text.encode("utf-8"), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown.encode("utf-8"), MARKDOWN_CONTENT_TYPE)
     for page in pages if page_files else ():
-        put_json(store, f"{prefix}pages/{page.number:05d}.json", page.to_dict())
+        put_json(store, prefix + page_file(page.number), page.to_dict())
 
 
 # -- the DynamoDB view of a report -------------------------------------------------------
@@ -690,9 +707,9 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "pages_truncated": counts[PageStatus.TRUNCATED],
         "error_code": report.error_code,
         "char_count": report.char_count,
-        "text_key": prefix + "text.txt",
-        "markdown_key": prefix + "document.md",
-        "report_key": prefix + "report.json",
+        "text_key": prefix + TEXT_FILE,
+        "markdown_key": prefix + MARKDOWN_FILE,
+        "report_key": prefix + REPORT_FILE,
         "updated_at": report.created_at,
         "member_count": len(report.members),
         # the cost ledger (DynamoDB takes numbers as Decimal)

@@ -17,6 +17,7 @@ suspect/corrupt). Every number a rule turns on is a field of :data:`THRESHOLDS`.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -48,7 +49,7 @@ class TextVerdict:
     #: the text is broken beyond use (garbage, cipher); implies suspect
     corrupt: bool
     #: names of the signals found: "empty", "image_only", "glyph_garbage", "script_mix",
-    #: "low_letter_ratio", "cipher", "spacing_damage", "low_confidence"
+    #: "low_letter_ratio", "cipher", "spacing_damage", "low_confidence", "implausible_script"
     signals: tuple[str, ...] = field(default_factory=tuple)
     #: 0..1, how sure we are of this verdict
     confidence: float = 1.0
@@ -160,6 +161,17 @@ class Thresholds:
     #: rate)): a split fragment weighs more than a glued letter (it breaks two words, not one)
     spacing_max_penalty: float = 0.5
     broken_rate_weight: float = 3.0
+    # -- Han, kana and Hangul outside the national character sets (a wrong CMap) ------------------
+    implausible_min_chars: int = 2  # fewer implausible characters name no signal ...
+    #: ... nor a share of the page's Han, kana and Hangul below this; a character only in JIS X 0212
+    #: counts ``implausible_rare_weight`` (rare, but real: names, classical text)
+    implausible_suspect_share: float = 0.1
+    implausible_corrupt_share: float = 0.5
+    implausible_rare_weight: float = 0.5
+    #: on a page of another script (Latin with a line of CJK garbage) the East Asian characters
+    #: are judged only when there are this many implausible ones and they make this share
+    implausible_minority_chars: int = 3
+    implausible_minority_share: float = 0.5
     # -- Arabic -----------------------------------------------------------------------------------
     arabic_min_letters: int = 100
     arabic_cipher_hit_rate: float = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
@@ -222,6 +234,11 @@ _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
 #: non-Latin letters that lets most pages skip the exact count
 _BEYOND_LATIN = re.compile(
     r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\ufb00-\ufb06\s]"
+)
+#: a Han (Extension A and B.. included), kana or Hangul character: what the national sets judge
+_EAST_ASIAN = re.compile(
+    r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    r"\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
 )
 _ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
 _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -303,6 +320,11 @@ class _Page:
     leader_chars: int  # dot leaders, rules and marks: layout, not text
     number_chars: int
     words: _Words | None  # dictionary evidence (Latin pages with letters enough)
+    #: Han, kana and Hangul characters of a page beyond Latin; of them, outside every common
+    #: national set, and of those, only in JIS X 0212 (0 on a Latin page)
+    east_asian: int = 0
+    implausible: int = 0
+    rare: int = 0
 
     @property
     def draws_something(self) -> bool:
@@ -346,12 +368,13 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
     layout = layout or PageLayout()
     nonspace = nonspace_count(text) if nonspace is None else nonspace
     if nonspace < _T.min_chars:
-        return _empty_verdict(layout)
+        return _empty_verdict(layout, nonspace)
     page = _measure(text, layout, nonspace)
     evidence = _Evidence()
     _judge_glyph_garbage(page, evidence)
     _judge_mojibake(page, evidence)
     _judge_script_mix(page, evidence)
+    _judge_national_sets(page, evidence)
     _judge_numbers(page, evidence)
     _judge_letter_share(page, evidence)
     language = _script_language(text, page.script)
@@ -367,19 +390,22 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
 
 def detect_language(text: str) -> str | None:
     """ISO 639-1 code of the text's language, by dictionary for Latin script, else by script."""
-    runs, letters, script = _letter_runs(text, nonspace_count(text))
+    runs, letters, script, _ = _letter_runs(text, nonspace_count(text))
     if script != "latin":
         return _script_language(text, script)
     return _word_evidence(runs, lexicon()).language if letters >= _T.min_letters_for_words else None
 
 
-def _empty_verdict(layout: PageLayout) -> TextVerdict:
+def _empty_verdict(layout: PageLayout, nonspace: int) -> TextVerdict:
+    """A page with fewer than ``min_chars`` characters; the reason says how many there are (one
+    stray character is not "no text")."""
+    found = "No text" if nonspace == 0 else f"Only {nonspace} character{'s' if nonspace > 1 else ''} of text"
     if _draws_something(layout):
         return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "image_only"),
                            confidence=_T.empty_confidence,
-                           reason="No text layer on a page that draws images or glyphs.")
+                           reason=f"{found} on a page that draws images or glyphs.")
     return TextVerdict(score=0.0, suspect=False, corrupt=False, signals=("empty",), confidence=_T.empty_confidence,
-                       reason="No text on the page, and nothing drawn that could hold text.")
+                       reason=f"{found} on the page, and no images or outlined glyphs that could hold more.")
 
 
 def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
@@ -388,14 +414,16 @@ def _measure(text: str, layout: PageLayout, nonspace: int) -> _Page:
     if layout.unmapped_glyphs > bad_glyphs:  # the engine counted glyphs it could not map
         glyphs += layout.unmapped_glyphs - bad_glyphs
         bad_glyphs = layout.unmapped_glyphs
-    runs, letters, script = _letter_runs(_join_hyphenated(text), nonspace)
+    runs, letters, script, beyond_latin = _letter_runs(_join_hyphenated(text), nonspace)
     words = _word_evidence(runs, lexicon()) if script == "latin" and letters >= _T.min_letters_for_words else None
+    east_asian, implausible, rare = _national_plausibility(text) if beyond_latin else (0, 0, 0)
     return _Page(
         text=text, layout=layout, nonspace=nonspace, bad_glyphs=bad_glyphs, glyphs=glyphs,
         garbage_chars=garbage_chars, private_use=_private_use(text) if bad_glyphs else 0,
         letters=letters, script=script, mojibake=_mojibake(text, script),
         leader_chars=_leader_chars(text),
         number_chars=_number_chars(text, nonspace), words=words,
+        east_asian=east_asian, implausible=implausible, rare=rare,
     )
 
 
@@ -441,6 +469,29 @@ def _judge_script_mix(page: _Page, evidence: _Evidence) -> None:
         evidence.found("script_mix", "letters jump between unrelated scripts, as decoded glyph codes do")
         evidence.suspect = evidence.corrupt = True
         evidence.score *= _T.script_mix_score
+
+
+def _judge_national_sets(page: _Page, evidence: _Evidence) -> None:
+    """A CJK or Hangul page whose characters fall outside every common national set: what the
+    codes of a wrong CMap or ToUnicode map land on (rare Extension A Han, Hangul for Cyrillic),
+    as suspicious as a ``(cid:N)``. Real text keeps to those sets almost entirely."""
+    if not page.implausible:
+        return
+    weighted = page.implausible - (1.0 - _T.implausible_rare_weight) * page.rare
+    share = weighted / max(page.east_asian, 1)
+    # as glyph garbage does, the share of the page's glyphs costs the score, also below the
+    # signal's bar: of two readings of a page the more plausible one scores higher
+    evidence.score *= (1.0 - min(1.0, weighted / max(page.glyphs, 1))) ** 2
+    dominant = page.script in ("cjk", "hangul")
+    if page.implausible < (_T.implausible_min_chars if dominant else _T.implausible_minority_chars):
+        return
+    if share < (_T.implausible_suspect_share if dominant else _T.implausible_minority_share):
+        return
+    rare = f" ({page.rare} only in JIS X 0212)" if page.rare else ""
+    evidence.found("implausible_script", f"{page.implausible} of the {page.east_asian} Han, kana and Hangul characters "
+                   f"are in none of GB2312, Big5, JIS X 0208 and KS X 1001{rare}, as the codes of a wrong CMap land")
+    evidence.suspect = True
+    evidence.corrupt = evidence.corrupt or share >= _T.implausible_corrupt_share
 
 
 def _judge_numbers(page: _Page, evidence: _Evidence) -> None:
@@ -580,6 +631,54 @@ def _draws_something(layout: PageLayout) -> bool:
     return layout.image_count > 0 and layout.image_area_ratio == 0.0
 
 
+@functools.cache
+def national_charsets() -> tuple[frozenset[str], frozenset[str]]:
+    """(common, rare): the characters of the national sets East Asian text is written in, GB2312,
+    Big5, JIS X 0208 (with the Windows code page 932 extensions: 髙, 﨑, ①), KS X 1001 and JIS
+    X 0201's half-width kana; and those only JIS X 0212 adds. Decoded from Python's codecs on first
+    need (tens of milliseconds, CJK pages only) and memoised: a pure function of the codecs, not
+    mutable state."""
+    high = bytes(range(0xA1, 0xFF))
+    common: set[str] = set(map(chr, range(0xFF61, 0xFFA0)))
+    for codec, leads, trails in (
+        ("gb2312", high, high), ("euc_kr", high, high), ("euc_jp", high, high),
+        ("big5", bytes(range(0x81, 0xFF)), bytes(range(0x40, 0x7F)) + high),
+        ("cp932", bytes([*range(0x81, 0xA0), *range(0xE0, 0xF0)]), bytes([*range(0x40, 0x7F), *range(0x80, 0xFD)])),
+    ):
+        common |= _decoded(codec, leads, trails)
+    rare = _decoded("euc_jp", high, high, prefix=b"\x8f") - common
+    return frozenset(common), frozenset(rare)
+
+
+def _decoded(codec: str, leads: bytes, trails: bytes, prefix: bytes = b"") -> set[str]:
+    """The characters ``codec`` decodes ``prefix + lead + trail`` to, every lead with every trail.
+    One decode of all the codes, each followed by a space (where every one of these codecs starts
+    afresh): a decode per code costs several times more."""
+    width, count = len(prefix) + 3, len(trails)
+    row = bytearray(width * count)
+    for offset, byte in enumerate(prefix):
+        row[offset::width] = bytes([byte]) * count
+    row[width - 2::width] = trails
+    row[width - 1::width] = b" " * count
+    rows = []
+    for lead in leads:
+        row[width - 3::width] = bytes([lead]) * count
+        rows.append(bytes(row))
+    return {code for code in b"".join(rows).decode(codec, errors="replace").split(" ")
+            if len(code) == 1 and code != "\ufffd"}
+
+
+def _national_plausibility(text: str) -> tuple[int, int, int]:
+    """(Han, kana and Hangul characters, of them outside every common national set, of those only
+    in JIS X 0212)."""
+    found = _EAST_ASIAN.findall(text)
+    if not found:
+        return 0, 0, 0
+    common, rare = national_charsets()
+    outside = [ch for ch in found if ch not in common]
+    return len(found), len(outside), sum(map(rare.__contains__, outside))
+
+
 def _sentence(parts: Sequence[str]) -> str:
     text = "; ".join(parts)
     return text[:1].upper() + text[1:] + "." if text else ""
@@ -667,9 +766,10 @@ def _script_language(text: str, script: str) -> str | None:
     return _SCRIPT_LANGUAGE.get(script)
 
 
-def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
-    """A bounded sample of the Latin words' letter runs, the count of all letters, and the
-    script family.
+def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str, bool]:
+    """A bounded sample of the Latin words' letter runs, the count of all letters, the script
+    family, and whether the page holds more than a few characters beyond Latin (only those pages
+    are worth a look at their Han, kana and Hangul).
 
     On ASCII the runs are cut by a byte-table pass that blanks what is not a letter, then split
     on spaces: far cheaper than a regex. On other Latin text the regex collecting the runs is
@@ -677,13 +777,13 @@ def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str]:
     """
     if text.isascii():
         runs = text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
-        return _sample(runs), sum(map(len, runs)), "latin"
+        return _sample(runs), sum(map(len, runs)), "latin", False
     if len(_BEYOND_LATIN.findall(text)) <= _T.latin_beyond_share * nonspace:
         runs = _LATIN_LETTER_RUN.findall(text)
-        return _sample(runs), sum(map(len, runs)), "latin"
+        return _sample(runs), sum(map(len, runs)), "latin", False
     letters = sum(map(len, _LETTER_RUN.findall(text)))
     script = _dominant_script(text, letters)
-    return (_sample(_LATIN_LETTER_RUN.findall(text)) if script == "latin" else []), letters, script
+    return (_sample(_LATIN_LETTER_RUN.findall(text)) if script == "latin" else []), letters, script, True
 
 
 def _dominant_script(text: str, letters: int) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
+from papersift.layout import REPORT_PAGE_FILE
 from papersift.report import ExtractionReport, MemberReport, PageReport, PageStatus
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ SUSPECT_PAGE_STATUSES: tuple[str, ...] = (
     PageStatus.OCR,
     PageStatus.RECOVERED,
 )
-REPORT_PAGE_NAME = "report.html"
 #: an A4 or letter page is ~600 px wide at this resolution, drawn without pdfium's image smoothing
 #: and then scaled to the thumbnail's width by Pillow: as sharp as a smoothed drawing at 36 dpi, and
 #: 4-8x faster on a page holding a large picture (a scan, a cover: 70 ms a page smoothed)
@@ -120,7 +120,7 @@ def picture_thumbnails(report: ExtractionReport, data: bytes, limits: PageLimits
 
 def member_report_href(doc_id: str) -> str:
     """Where a member's report.html sits relative to its archive's, in the results layout."""
-    return f"../{doc_id}/{REPORT_PAGE_NAME}"
+    return f"../{doc_id}/{REPORT_PAGE_FILE}"
 
 
 # -- the view model the template reads ---------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from papersift.errors import SettingsError
+from papersift.layout import API_UPLOAD_PREFIX
 from papersift.report import DocumentStatus
 from papersift.settings import Settings
 
@@ -48,10 +49,6 @@ class StepModel(BaseModel):
 
 
 # -- identity ---------------------------------------------------------------------------
-
-
-#: uploads through the API: ``incoming/api/<token>/<file name>``, a key unique per submission
-API_UPLOAD_PREFIX = "incoming/api/"
 
 
 def document_id(bucket: str, key: str, version_id: str | None = None, etag: str | None = None) -> str:

@@ -1,8 +1,9 @@
-"""Where a document's files are in the bucket, and reading and writing them: the layout every
+"""Where a document's work files are in the bucket, and reading and writing them: the layout every
 step shares (docs/architecture.md, "Object layout in the bucket").
 
-``work/<doc_id>/`` holds what the steps pass each other through S3 (plans, manifests, page JSON,
-OCR inputs and pages, usage records) and expires; ``results/<doc_id>/`` holds what users read.
+The prefixes (``work/<doc_id>/`` for what the steps pass each other through S3 and expires,
+``results/<doc_id>/`` for what users read) and the result files' names are ``papersift.layout``'s;
+the keys here build on them.
 """
 
 from __future__ import annotations
@@ -14,22 +15,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from papersift.content import PageContent
+from papersift.layout import JSON_CONTENT_TYPE, PAGES_FOLDER, page_file, work_prefix
 from papersift.ledger import Usage
 from papersift.settings import Settings
 from papersift.steps import DocumentOptions
 from papersift.storage import ObjectStore
 
 
-def work_prefix(doc_id: str) -> str:
-    return f"work/{doc_id}/"
-
-
-def results_prefix(doc_id: str) -> str:
-    return f"results/{doc_id}/"
-
-
 def page_key(doc_id: str, number: int) -> str:
-    return f"{work_prefix(doc_id)}pages/{number:05d}.json"
+    return f"{work_prefix(doc_id)}{page_file(number)}"
+
+
+def pages_prefix(doc_id: str) -> str:
+    """Where the text layer's pages are (``page_key``), to list them."""
+    return f"{work_prefix(doc_id)}{PAGES_FOLDER}"
 
 
 def plan_key(doc_id: str) -> str:
@@ -48,6 +47,15 @@ def member_items_key(doc_id: str) -> str:
     return f"{work_prefix(doc_id)}member-items.json"
 
 
+def errors_prefix(doc_id: str) -> str:
+    """Where extract records why a batch's file failed (``error_key``), for assemble to list."""
+    return f"{work_prefix(doc_id)}errors/"
+
+
+def error_key(doc_id: str, batch_index: int) -> str:
+    return f"{errors_prefix(doc_id)}{batch_index:05d}.json"
+
+
 #: an OCR input: the page cut as a one-page PDF, or an empty marker "draw it from the source"
 OCR_INPUT_PDF, OCR_INPUT_SOURCE = "pdf", "source"
 
@@ -56,24 +64,34 @@ def ocr_prefix(doc_id: str) -> str:
     return f"{work_prefix(doc_id)}ocr/"
 
 
+def ocr_inputs_prefix(doc_id: str) -> str:
+    """Where extract leaves the pages OCR should read (``ocr_input_key``), for plan_ocr to list."""
+    return f"{ocr_prefix(doc_id)}inputs/"
+
+
 def ocr_input_key(doc_id: str, number: int, kind: str) -> str:
-    return f"{ocr_prefix(doc_id)}inputs/{number:05d}.{kind}"
+    return f"{ocr_inputs_prefix(doc_id)}{number:05d}.{kind}"
 
 
 def ocr_page_key(doc_id: str, number: int) -> str:
-    return f"{ocr_prefix(doc_id)}pages/{number:05d}.json"
+    return f"{ocr_prefix(doc_id)}{page_file(number)}"
 
 
 def ocr_items_key(doc_id: str) -> str:
     return f"{ocr_prefix(doc_id)}items.json"
 
 
+def ocr_reading_key(doc_id: str, number: int, call: int) -> str:
+    """Tesseract's ``call``-th reading of a page, kept for a retry after Textract refused for load."""
+    return f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{call}.json"
+
+
 def put_json(store: ObjectStore, key: str, value: Any) -> None:
-    store.put(key, json.dumps(value, ensure_ascii=False).encode("utf-8"), "application/json")
+    store.put(key, json.dumps(value, ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
 
 
 def put_model(store: ObjectStore, key: str, model: BaseModel) -> None:
-    store.put(key, model.model_dump_json().encode("utf-8"), "application/json")
+    store.put(key, model.model_dump_json().encode("utf-8"), JSON_CONTENT_TYPE)
 
 
 def get_json(store: ObjectStore, key: str) -> Any:

@@ -9,6 +9,13 @@ import unicodedata
 from pathlib import PurePosixPath
 
 _MAX_COMPONENT_BYTES = 255
+#: what S3 takes as an object key, in UTF-8 bytes
+MAX_OBJECT_KEY_BYTES = 1024
+#: Unicode categories no name papersift writes or accepts may carry: controls (C0, DEL, C1),
+#: format characters (the bidi overrides that make "invoice\u202etxt.exe" read "invoiceexe.txt",
+#: zero-width ones), line and paragraph separators (U+2028, U+2029: they break a line of a log or a
+#: table), private use (no meaning anyone agreed on) and lone surrogates (not text)
+UNSAFE_NAME_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs"})
 
 
 def clean_member_name(raw: str) -> tuple[str | None, str]:
@@ -122,6 +129,45 @@ def capped_name(name: str, max_bytes: int = _MAX_COMPONENT_BYTES) -> str:
     if len(name.encode("utf-8")) <= max_bytes:
         return name
     return _cap_component(name, max_bytes)
+
+
+def unsafe_name_character(c: str) -> bool:
+    """True for a character no file name carries (``UNSAFE_NAME_CATEGORIES``): the CLI replaces
+    it in the folders it writes, the API refuses a ``file_name`` that holds one."""
+    return unicodedata.category(c) in UNSAFE_NAME_CATEGORIES
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be one file name taken as it is, or None when it can. The rule the CLI
+    applies by sanitizing (``safe_component``) applied by refusing, for a name a caller chose: NFC
+    (compare ``unicodedata.normalize("NFC", name)``: a name is normalised before it is checked), no
+    separator, never '.' or '..', no unsafe character, at most 255 bytes of UTF-8 (a file system's
+    and an S3 key segment's limit). The message names the problem, never more of the name than
+    the character at fault."""
+    if unicodedata.normalize("NFC", name) != name:
+        return "is not in Unicode normalization form NFC"
+    if not name:
+        return "is empty"
+    if "/" in name or "\\" in name:
+        return "must be a plain file name, without '/' or '\\'"
+    if name in (".", ".."):
+        return "must be a file name, not '.' or '..'"
+    for position, c in enumerate(name):
+        if unsafe_name_character(c):
+            return (f"holds U+{ord(c):04X} at character {position}: control, format (such as a bidi override), "
+                    "line or paragraph separator and private-use characters are refused")
+    size = len(name.encode("utf-8"))
+    if size > _MAX_COMPONENT_BYTES:
+        return f"is {size} bytes of UTF-8, over the {_MAX_COMPONENT_BYTES} a file name may have"
+    return None
+
+
+def object_key_problem(key: str) -> str | None:
+    """Why S3 would refuse ``key``, or None (S3 keys are at most 1,024 bytes of UTF-8)."""
+    size = len(key.encode("utf-8", "surrogatepass"))
+    if size > MAX_OBJECT_KEY_BYTES:
+        return f"makes an object key of {size} bytes, over the {MAX_OBJECT_KEY_BYTES} S3 takes"
+    return None
 
 
 def suffix_of(path: str) -> str:

@@ -385,12 +385,6 @@ def read_html(markup: str) -> tuple[str, str, list[Table], str]:
     return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables, truncated
 
 
-def html_to_content(markup: str) -> tuple[str, str, list[Table]]:
-    """(text, markdown, tables) of an HTML or XHTML document given as text."""
-    text, markdown, tables, _ = read_html(markup)
-    return text, markdown, tables
-
-
 def _depth_code(truncated: str) -> str:
     return "nesting_too_deep" if "depth" in truncated.lower() else "limit_exceeded"
 

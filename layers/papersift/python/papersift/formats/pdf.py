@@ -9,6 +9,7 @@ worse text, and partly readable text is kept rather than thrown away.
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 import unicodedata
@@ -105,6 +106,8 @@ class _PageWork:
     #: non-space characters in pdfium's text: what a later engine's text must account for
     page_glyphs: int = 0
     page_unmapped: int = 0  # ... of which raw glyph codes (pdfium found no Unicode for them)
+    #: pdfium's characters fell outside the national sets: a second reading must account for them
+    page_implausible: bool = False
     fonts: FontEvidence | None = None
     #: why candidates were turned down, for the page's reason
     notes: list[str] = field(default_factory=list)
@@ -241,6 +244,7 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     verdict = _guard_unmapped(assess_text(text, layout, glyphs), text, unmapped)
     if engine == "pdfium":
         work.page_glyphs, work.page_unmapped = glyphs, unmapped
+        work.page_implausible = "implausible_script" in verdict.signals
         if not text.strip() and work.text_objects:
             # the page draws text that pdfium could not read (a font it cannot load): not an
             # empty page, and another engine may read it
@@ -262,11 +266,16 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
 #: non-space characters pdfium found: pdfminer drops the glyphs it cannot decode, and what is
 #: left (a running footer, in bench-pdfs' htmldoc file) reads as clean text
 MIN_GLYPH_COVERAGE = 0.75
+#: ... and this share where pdfium's characters were implausible for their script (a wrong CMap):
+#: those are glyphs the page draws, and an engine that drops them (pdftotext keeping only the
+#: commas of a line of Extension B Han) has not read them, however clean the rest reads
+SCRIPT_COVERAGE = 0.95
 
 
 def _offer(candidate: _Candidate, work: _PageWork) -> None:
     glyphs = nonspace_count(candidate.text) if candidate.engine != "pdfium" else work.page_glyphs
-    if glyphs < MIN_GLYPH_COVERAGE * work.page_glyphs:
+    coverage = SCRIPT_COVERAGE if work.page_implausible else MIN_GLYPH_COVERAGE
+    if glyphs < coverage * work.page_glyphs:
         if not candidate.verdict.suspect:
             work.notes.append(f"{candidate.engine} read only {glyphs} of the {work.page_glyphs} characters on the page")
             work.attempts[-1].signals.append("partial_coverage")
@@ -286,6 +295,8 @@ UNDECODABLE_FONT_SHARE = 0.5
 SHORT_PAGE_GLYPHS = 40
 #: scripts the verdict names by script alone, no dictionary checking their words
 _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
+#: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
+_CMAP_READERS = ("pdfminer", "pdftotext")
 #: two engines read the same characters when this share of them agrees (as multisets)
 CHARACTER_AGREEMENT = 0.9
 
@@ -300,6 +311,11 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     suspect = best.verdict.suspect
     if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
         return ladder  # a few sound words on a picture: the fonts have nothing to add
+    if "implausible_script" in best.verdict.signals:
+        # a wrong CMap or ToUnicode map: the second opinions are the engines that decode CMaps
+        # their own way (pdfminer with the CJK collections' CMaps, poppler), before pypdf, whose
+        # reading of such fonts is mojibake; the first sound one ends the ladder
+        ladder = [*(e for e in _CMAP_READERS if e in ladder), *(e for e in ladder if e not in _CMAP_READERS)]
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
     if not (suspect or script_only or short):
@@ -349,22 +365,63 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
 
 def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
     """Vertical writing reads by columns from right to left; pdfium and pypdf keep the content
-    stream's order, which may run left to right. pdfminer lays the columns out: its text wins
-    when it holds the same characters (a reading-order fix: the page stays clean), or when
-    pdfium read nothing."""
+    stream's order, which may run left to right, and pdfminer and pdftotext lay the columns out,
+    each right on some files and wrong on others. So the page's own geometry judges: of the
+    readings that hold the same characters as pdfium's, the one whose order follows the columns
+    (pdfium's character boxes, right to left, top to bottom) wins (a reading-order fix: the page
+    stays clean). pdftotext is asked only when neither pdfium nor pdfminer is in order already.
+    When pdfium read nothing, or its text is suspect, pdfminer's reading is offered as any rung's."""
     best = work.best
     assert best is not None
-    other = _attempt(handle, "pdfminer", number, 1, work)
-    rest = [e for e in ladder if e != "pdfminer"]
-    if other is None or other.verdict.suspect:
-        return rest
-    if not best.text.strip():
+    if not best.text.strip() or best.verdict.suspect:
+        other = _attempt(handle, "pdfminer", number, 1, work)
+        rest = [e for e in ladder if e != "pdfminer"]
+        if other is None or other.verdict.suspect:
+            return rest
+        if best.text.strip() and _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+            verdict = replace(other.verdict, signals=(*other.verdict.signals, "column_order"))
+            work.best = replace(other, verdict=verdict, rung=best.rung)
+            return []
         _offer(other, work)
         return rest
-    if _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
-        verdict = replace(other.verdict, signals=(*other.verdict.signals, "column_order"))
-        work.best = replace(other, verdict=verdict, rung=best.rung)
+    ranks = handle.column_ranks(number)
+    readings = [(_column_order(best.text, ranks), best)]
+    for engine in ("pdfminer", "pdftotext"):
+        if engine not in ladder or max(order for order, _ in readings) >= IN_COLUMN_ORDER:
+            continue
+        other = _attempt(handle, engine, number, 1, work)
+        if other is not None and not other.verdict.suspect and (
+                _agreement(best.text, other.text) >= CHARACTER_AGREEMENT):
+            readings.append((_column_order(other.text, ranks), other))
+    _, chosen = max(readings, key=lambda reading: reading[0])  # ties keep the earlier engine
+    if chosen is not best:
+        verdict = replace(chosen.verdict, signals=(*chosen.verdict.signals, "column_order"))
+        work.best = replace(chosen, verdict=verdict, rung=best.rung)
     return []
+
+
+#: a reading whose consecutive characters follow the page's columns this often is in order
+IN_COLUMN_ORDER = 0.98
+
+
+def _column_order(text: str, ranks: dict[str, list[int]]) -> float:
+    """Share of a text's consecutive characters that move forward in vertical reading order
+    (``ranks``: each character's places in it). A repeated character takes its next place after
+    the previous character's, as a reader's eye would; characters the page does not hold are
+    skipped."""
+    left = {char: list(places) for char, places in ranks.items()}
+    previous, forward, pairs = -1, 0, 0
+    for char in "".join(text.split()):
+        places = left.get(char)
+        if not places:
+            continue
+        index = bisect.bisect_right(places, previous)
+        place = places.pop(index if index < len(places) else 0)
+        if previous >= 0:
+            pairs += 1
+            forward += place > previous
+        previous = place
+    return forward / pairs if pairs else 0.0
 
 
 def _distrusted(candidate: _Candidate, signal: str, reason: str) -> _Candidate:

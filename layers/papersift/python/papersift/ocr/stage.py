@@ -18,6 +18,7 @@ from PIL import Image
 from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
+from papersift.layout import JSON_CONTENT_TYPE
 from papersift.ledger import Invocation, record_usage
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
@@ -40,9 +41,10 @@ from papersift.workfiles import (
     OCR_INPUT_PDF,
     OCR_INPUT_SOURCE,
     get_json,
+    ocr_inputs_prefix,
     ocr_items_key,
     ocr_page_key,
-    ocr_prefix,
+    ocr_reading_key,
     page_key,
 )
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
@@ -61,14 +63,14 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
         items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, min(plan.page_count,
                                                                                          settings.max_pages) + 1)]
     else:
-        for key in store.list_keys(f"{ocr_prefix(doc_id)}inputs/"):
+        for key in store.list_keys(ocr_inputs_prefix(doc_id)):
             stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
             if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
                 items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
     items.sort(key=lambda item: item.page)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     if distributed:
-        store.put(ocr_items_key(doc_id), manifest_json(items), "application/json")
+        store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
     if invocation is not None:
         record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
     return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
@@ -109,7 +111,7 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
             page.report.ocr_cost_usd = _textract_cost(page.report, doc_settings)
     usage = invocation.usage(time.perf_counter() - started) if invocation is not None else None
     store.put(out_key, json.dumps({"page": page.to_dict(), "usage": usage.to_dict() if usage else None},
-                                  ensure_ascii=False).encode("utf-8"), "application/json")
+                                  ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
     return OcrResult(page=number, status=page.report.status, engine=page.report.engine,
                      chars=page.report.char_count)
 
@@ -168,11 +170,11 @@ def _remembering(store: ObjectStore, doc_id: str, number: int, engines: OcrEngin
 
     def remembered(image: Image.Image, languages: Sequence[str]) -> OcrReading:
         calls[0] += 1
-        key = f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{calls[0]}.json"
+        key = ocr_reading_key(doc_id, number, calls[0])
         if store.exists(key):
             return reading_from_dict(get_json(store, key))
         reading = tesseract(image, languages)
-        store.put(key, json.dumps(reading_to_dict(reading), ensure_ascii=False).encode("utf-8"), "application/json")
+        store.put(key, json.dumps(reading_to_dict(reading), ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
         return reading
 
     return OcrEngines(tesseract=remembered, textract=engines.textract, textract_missing=engines.textract_missing)

@@ -45,7 +45,14 @@ from botocore.exceptions import (
 )
 
 from papersift.content import Table
-from papersift.errors import OcrRejectedError, OcrThrottledError, OcrUnavailableError, PapersiftError
+from papersift.errors import (
+    PROVISIONED_THROUGHPUT_EXCEEDED,
+    THROTTLING_EXCEPTION,
+    OcrRejectedError,
+    OcrThrottledError,
+    OcrUnavailableError,
+    PapersiftError,
+)
 from papersift.ocr.reading import TEXTRACT, OcrReading
 
 if TYPE_CHECKING:
@@ -90,8 +97,8 @@ CLIENT_CONFIG = Config(
 #: the account's concurrency quota). botocore's standard retry gives up with the last of these
 #: codes once its attempts (or its retry quota) are spent, so retry-exhausted throttling lands
 #: here too.
-THROTTLING_CODES = frozenset(
-    {"ThrottlingException", "ProvisionedThroughputExceededException", "LimitExceededException"}
+TEXTRACT_RETRY_CODES = frozenset(
+    {THROTTLING_EXCEPTION, PROVISIONED_THROUGHPUT_EXCEEDED, "LimitExceededException"}
 )
 #: The page itself: the service read the request and refused this document, and sending it
 #: again cannot change the answer, so the page ends failed with the service's message.
@@ -138,7 +145,7 @@ def ocr_error(exc: BaseException) -> PapersiftError | None:
         message = str(error.get("Message", "")) or str(exc)
         metadata = exc.response.get("ResponseMetadata", {})
         status = metadata.get("HTTPStatusCode")
-        if code in THROTTLING_CODES or (status == 429 and code not in REJECTION_CODES):
+        if code in TEXTRACT_RETRY_CODES or (status == 429 and code not in REJECTION_CODES):
             retries = int(metadata.get("RetryAttempts", 0) or 0)
             after = f" (after {retries} SDK {'retry' if retries == 1 else 'retries'})" if retries else ""
             return OcrThrottledError(f"Textract throttled the request: {code or 'HTTP 429'}: {message}{after}")
