@@ -10,11 +10,9 @@ peak RSS from ``os.wait4`` (its own resource usage, not the largest of all child
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import platform
-import random
 import shlex
 import subprocess
 import sys
@@ -23,19 +21,16 @@ import time
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-CACHE = REPO / "bench" / ".cache"
 PAPERSIFT = REPO / ".venv" / "bin" / "papersift"
-FIXED_TIME = (2026, 1, 2, 3, 4, 6)
 #: member statuses that mean "this member was not extracted"
 FAILED_MEMBER = frozenset({"failed", "missing", "timeout"})
 
 sys.path.insert(0, str(REPO / "bench"))
-from pdf_throughput import WORDS, paragraph  # noqa: E402
+from common import build_archive  # noqa: E402
 
 
 @dataclass
@@ -51,74 +46,6 @@ class Run:
 
 
 # -- the archive --------------------------------------------------------------------------
-
-
-def _pdf(rng: random.Random, pages: int) -> bytes:
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    buffer = io.BytesIO()
-    c = canvas.Canvas(buffer, pagesize=A4, invariant=1)
-    for _ in range(pages):
-        text = c.beginText(56, A4[1] - 60)
-        text.setFont(rng.choice(("Helvetica", "Times-Roman", "Courier")), 10)
-        for _ in range(rng.randint(10, 30)):
-            text.textLine(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14))))
-        c.drawText(text)
-        c.showPage()
-    c.save()
-    return buffer.getvalue()
-
-
-def _docx(rng: random.Random) -> bytes:
-    import docx
-
-    document = docx.Document()
-    document.core_properties.created = document.core_properties.modified = datetime(*FIXED_TIME)
-    document.add_heading(paragraph(rng, 1)[:50], level=1)
-    for _ in range(rng.randint(2, 6)):
-        document.add_paragraph(paragraph(rng, rng.randint(2, 5)))
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return _restamp(buffer.getvalue())
-
-
-def _restamp(package: bytes) -> bytes:
-    """python-docx stamps its zip entries with the current time: pin them, for identical bytes."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            pinned = zipfile.ZipInfo(info.filename, date_time=FIXED_TIME)
-            pinned.compress_type = zipfile.ZIP_DEFLATED
-            target.writestr(pinned, source.read(info))
-    return out.getvalue()
-
-
-def build_archive(members: int) -> Path:
-    """60% txt, 30% PDF (1-3 pages), 10% docx, in 20 folders; the same bytes on every run."""
-    target = CACHE / f"archive-{members}-v1.zip"
-    if target.exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(members)
-    tmp = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for index in range(members):
-            roll = rng.random()
-            if roll < 0.6:
-                name, data = (
-                    f"note-{index:05d}.txt",
-                    "\n\n".join(paragraph(rng, rng.randint(3, 8)) for _ in range(rng.randint(1, 4))).encode(),
-                )
-            elif roll < 0.9:
-                name, data = f"paper-{index:05d}.pdf", _pdf(rng, rng.randint(1, 3))
-            else:
-                name, data = f"letter-{index:05d}.docx", _docx(rng)
-            info = zipfile.ZipInfo(f"folder-{index % 20:02d}/{name}", date_time=FIXED_TIME)
-            info.compress_type = zipfile.ZIP_STORED if name.endswith(".docx") else zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
-    tmp.rename(target)
-    return target
 
 
 def describe_archive(path: Path) -> str:

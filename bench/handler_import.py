@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,12 @@ def checkout(revision: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
+    # the word lists are built at install time (python -m papersift.lexicon), so git archive lacks them
+    built = REPO / "layers" / "papersift" / "python" / "papersift" / "data"
+    data = into / "layers" / "papersift" / "python" / "papersift" / "data"
+    data.mkdir(exist_ok=True)
+    for words in built.glob("words-*"):
+        shutil.copy2(words, data / words.name)
     return into
 
 

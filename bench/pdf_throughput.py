@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import platform
-import random
 import re
 import resource
 import shlex
@@ -43,10 +42,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "layers" / "papersift" / "python"))
 sys.path.insert(0, str(REPO / "tests"))  # corpus_cases: the page truth of bench-pdfs, shared with its tests
+sys.path.insert(0, str(REPO / "bench"))  # common: the inputs and the subreaper the bench scripts share
 
 import pypdf  # noqa: E402
 import pypdfium2 as pdfium  # noqa: E402
 import pypdfium2.raw as pdfium_c  # noqa: E402
+from common import become_subreaper, reap_orphans, synthetic_pdf  # noqa: E402
 from corpus_cases import BENCH_BROKEN_PAGES, BENCH_PICTURE_PAGES  # noqa: E402
 
 from papersift.content import PageContent  # noqa: E402
@@ -56,7 +57,6 @@ from papersift.report import PageStatus  # noqa: E402
 from papersift.settings import Settings  # noqa: E402
 
 BENCH = REPO / "bench"
-CACHE = BENCH / ".cache"
 PDF_CATEGORIES = ("native_pdf", "broken_font_pdf", "mixed_pdf", "scanned_pdf", "encrypted_pdf")
 POSITIVE = ("broken_font_pdf", "scanned_pdf")
 NEGATIVE = ("native_pdf",)
@@ -128,89 +128,6 @@ def bench_truth(doc: Doc, number: int) -> str:
     """'positive' (the layer needs OCR: broken, or the text is in a picture) or 'negative'."""
     broken = number in BENCH_BROKEN_PAGES.get(doc.name, ())
     return "positive" if broken or number in BENCH_PICTURE_PAGES.get(doc.name, ()) else "negative"
-
-
-WORDS = (  # noqa: SIM905 - a word list reads better as prose
-    "the of and to in a is that for it as was with be by on not he this are or his from at which but have an they "
-    "you were her she there been one all we their has would when if so no will more about can said them some could "
-    "into time only its our other may than these first any after over also new two most where through years much "
-    "before between well those under many such should because each while both during without against since within "
-    "report committee council board market price growth policy system water energy health school research study "
-    "results analysis method data model process design value public private program budget contract service "
-    "customer product company industry region country city river valley mountain coast harbour railway bridge "
-    "station museum library hospital university student teacher history science language culture society "
-    "government election minister president court law right rule order evidence witness decision appeal "
-    "increase decrease change development investment revenue income expense profit loss account balance "
-    "quarter annual monthly weekly daily morning evening summer winter spring autumn north south east west "
-    "important significant previous current future general specific local national international economic "
-    "social political technical financial environmental medical legal practical reasonable available "
-    "describe explain consider include provide require receive continue remain follow suggest indicate "
-    "measure compare review improve reduce support develop maintain establish produce publish approve"
-).split()
-
-
-def paragraph(rng: random.Random, sentences: int) -> str:
-    out = []
-    for _ in range(sentences):
-        words = [rng.choice(WORDS) for _ in range(rng.randint(9, 22))]
-        if rng.random() < 0.25:
-            words.insert(rng.randint(1, len(words) - 1), f"{rng.randint(2, 2030):,}")
-        sentence = " ".join(words)
-        out.append(sentence[0].upper() + sentence[1:] + rng.choice(".....;?"))
-    return " ".join(out).replace(";", ".")
-
-
-def synthetic_pdf(pages: int) -> Path:
-    """A deterministic native PDF: ~2.5 KB of prose per page in Times, Helvetica and Courier
-    (regular, bold, italic), generated once and cached."""
-    target = CACHE / f"synthetic-{pages}p-v1.pdf"
-    if target.exists():
-        return target
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
-    CACHE.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(20261130)
-    tmp = target.with_suffix(".tmp")
-    c = canvas.Canvas(str(tmp), pagesize=A4, invariant=1)
-    width, height = A4
-    body_fonts = ("Times-Roman", "Times-Roman", "Helvetica", "Times-Italic")
-    for number in range(1, pages + 1):
-        y = height - 60
-        c.setFont("Helvetica-Bold", 14)
-        c.drawString(56, y, f"Section {number}. " + paragraph(rng, 1)[:60].rstrip(" .,"))
-        y -= 26
-        written = 0
-        while written < 2500 and y > 80:
-            font = rng.choice(body_fonts)
-            if rng.random() < 0.1:
-                font = "Courier"
-            size = 9 if font == "Courier" else 10
-            text = paragraph(rng, rng.randint(2, 5))
-            line_chars = 98 if font == "Courier" else 108
-            lines: list[str] = []
-            current = ""
-            for word in text.split():
-                if current and len(current) + 1 + len(word) > line_chars:
-                    lines.append(current)
-                    current = word
-                else:
-                    current = f"{current} {word}" if current else word
-            lines.append(current)
-            c.setFont(font, size)
-            for line in lines:
-                if y <= 80:
-                    break
-                c.drawString(56, y, line)
-                written += len(line) + 1
-                y -= size + 3
-            y -= 8
-        c.setFont("Helvetica-Oblique", 8)
-        c.drawString(width / 2 - 20, 40, f"Page {number} of {pages}")
-        c.showPage()
-    c.save()
-    tmp.rename(target)
-    return target
 
 
 def synthetic_doc(pages: int) -> Doc:
@@ -533,8 +450,6 @@ def whole_process(workload: Workload, repeat: int, goblin: bool) -> list[str]:
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     # `papersift extract` with several inputs reads them side by side: its workers are children of
     # a fork server that outlives the command; reparented here and reaped, their CPU counts too
-    from run_overhead import become_subreaper, reap_orphans
-
     become_subreaper()
     for _ in range(repeat):
         for name, command in commands.items():

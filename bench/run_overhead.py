@@ -11,8 +11,8 @@ Inputs (the big ones built once, cached under bench/.cache/, the same bytes on e
 - ``corpus``: ../shared/corpus/files (79 files), ``--flat`` (score.py's layout), OCR as configured
   (local-first: Tesseract reads the scanned pages); ``corpus-ocr-off``: the same with ``--ocr off``,
   which separates the pipeline's overhead from OCR;
-- ``zip-2000``: bench/archive_memory.py's archive (2,000 txt/PDF/docx members);
-- ``pdf-10000`` (``--big``): bench/pdf_throughput.py's synthetic native PDF, 10,000 pages of ~2.5 KB
+- ``zip-2000``: bench/archive_memory.py's archive (2,000 txt/PDF/docx members; built by bench/common.py);
+- ``pdf-10000`` (``--big``): bench/pdf_throughput.py's synthetic PDF (bench/common.py), 10,000 pages of ~2.5 KB
   of prose; run with ``max_pages = 10000`` (the default stops at 5,000) so every page is read;
 - ``zip-20000`` (``--big``): the same generator as zip-2000 with 20,000 members; run with
   ``max_archive_members = 20000`` (the default lists the members past 10,000 as skipped_limit).
@@ -33,7 +33,6 @@ its packages go first on PYTHONPATH, so a before/after pair runs the same inputs
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import platform
@@ -53,9 +52,9 @@ PYTHON = REPO / ".venv" / "bin" / "python"
 PAPERSIFT = REPO / ".venv" / "bin" / "papersift"
 #: statuses that mean "this page or member was not extracted"
 NOT_EXTRACTED = frozenset({"failed", "missing", "timeout"})
-PR_SET_CHILD_SUBREAPER = 36
 
 sys.path.insert(0, str(REPO / "bench"))
+from common import become_subreaper, build_archive, reap_orphans, synthetic_pdf  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -71,12 +70,8 @@ class Case:
         if self.name.startswith("corpus"):
             return [str(CORPUS)]
         if self.name.startswith("zip-"):
-            from archive_memory import build_archive
-
             return [str(build_archive(int(self.name.removeprefix("zip-"))))]
         if self.name.startswith("pdf-"):
-            from pdf_throughput import synthetic_pdf
-
             return [str(synthetic_pdf(int(self.name.removeprefix("pdf-"))))]
         raise ValueError(self.name)
 
@@ -110,32 +105,6 @@ class Measured:
 
 
 # -- running a command -----------------------------------------------------------------------
-
-
-def become_subreaper() -> bool:
-    """Orphaned descendants of our children are reparented to this process (Linux only)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def reap_orphans(seconds: float = 30.0) -> tuple[float, float]:
-    """Wait for descendants left behind (reparented here); their CPU seconds and largest RSS (MB)."""
-    cpu, rss = 0.0, 0.0
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            pid, _, usage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            time.sleep(0.05)
-            continue
-        cpu += usage.ru_utime + usage.ru_stime
-        rss = max(rss, usage.ru_maxrss / 1024)
-    return cpu, rss
 
 
 def command_line(tree: Path | None) -> tuple[list[str], dict[str, str]]:

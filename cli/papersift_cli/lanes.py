@@ -43,11 +43,18 @@ class _Lane:
     holding: int | None = None  # the input it reads
 
 
+#: how often ``tick`` is called while every lane is busy
+TICK_SECONDS = 0.5
+
+
 def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT],
-                 done: Callable[[int, ResultT], None], lost: Callable[[int, str], ResultT]) -> None:
+                 done: Callable[[int, ResultT], None], lost: Callable[[int, str], ResultT], *,
+                 started: Callable[[int], None] | None = None, tick: Callable[[], None] | None = None) -> None:
     """``done(i, work(i))`` for each ``i`` of ``order``, ``lanes`` at a time, each ``work(i)`` in a
     lane; ``lost(i, why)`` stands in for the result when the lane died holding ``i``. An exception
-    ``work`` raises is raised here. Call it while this process runs one thread: lanes are forked."""
+    ``work`` raises is raised here. Call it while this process runs one thread: lanes are forked.
+    For progress: ``started(i)`` when ``i`` is handed to a lane, ``tick()`` every ``TICK_SECONDS``
+    while lanes are busy (both in this process, so a lane never writes to the terminal)."""
     context = multiprocessing.get_context("fork")
     pending = list(order)
     running: dict[Connection, _Lane] = {}  # by the command's end of its pipe
@@ -56,6 +63,8 @@ def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT
         lane = running[end]
         lane.holding = pending.pop(0) if pending else None
         end.send(lane.holding)
+        if lane.holding is not None and started is not None:
+            started(lane.holding)
         if lane.holding is None:  # nothing left: the lane ends
             lane.process.join()
             _remove(end, lane)
@@ -77,7 +86,10 @@ def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT
         for _ in range(min(lanes, len(pending))):
             start()
         while running:
-            for end in wait(list(running)):
+            ready = wait(list(running), timeout=TICK_SECONDS if tick is not None else None)
+            if tick is not None:
+                tick()
+            for end in ready:
                 assert isinstance(end, Connection)
                 lane = running[end]
                 assert lane.holding is not None

@@ -2,7 +2,10 @@
 
 Exit codes: 0 when every input got a recorded status (a bad input is a result, not a failure),
 1 when papersift itself broke (a runner exception, or an input left without any status),
-2 for bad usage or settings, 130 when Ctrl-C stopped it.
+2 for bad usage or settings (an --out that cannot be a folder, a --timeout or --port out of range,
+a missing extra), 130 when Ctrl-C stopped it. A reader that closes stdout early (`papersift run ... |
+head`) costs only the rest of the summary: the results are on disk, and the code is the one the run
+earned.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import logging
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +40,30 @@ EXIT_INTERRUPTED = 130
 CLI_RETRY_TIME_SCALE = 0.05
 
 
+#: the `local` extra (pyproject.toml): the embedded AWS `papersift run` and `serve` run on
+LOCAL_EXTRA_MODULES = frozenset({"moto", "werkzeug", "flask", "flask_cors"})
+LOCAL_EXTRA_HINT = "pip install 'papersift[local]'"
+#: highest TCP port
+MAX_PORT = 65535
+
+
+class UsageError(Exception):
+    """Bad usage found before any work starts: one line on stderr, exit 2."""
+
+
+def papersift_version() -> str:
+    """From the installed package's metadata, so it cannot drift from pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("papersift")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed: pip install -e .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papersift", description="Extract text from documents, page by page.")
+    parser.add_argument("--version", action="version", version=f"papersift {papersift_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the whole pipeline on an embedded AWS (moto), in this process")
     extract = commands.add_parser("extract", help="extract with the core library only (no AWS)")
@@ -58,9 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--open", action="store_true",
                          help=f"open the first document's {REPORT_PAGE_FILE} in a browser")
     run.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
-                     help="give up waiting for the workflow after this long")
+                     help="give up waiting for the workflow after this long (more than 0)")
     serve = commands.add_parser("serve", help="serve the API on 127.0.0.1 against an embedded AWS, until Ctrl-C")
-    serve.add_argument("--port", type=int, default=8080, metavar="N", help="port on 127.0.0.1 (0: any free one)")
+    serve.add_argument("--port", type=int, default=8080, metavar="N",
+                       help=f"port on 127.0.0.1, 0 to {MAX_PORT} (0: any free one)")
     serve.add_argument("--auth", choices=API_AUTH_MODES, default=None, help="iam (SigV4, the default) or api_key")
     serve.add_argument("--api-key", default=None, metavar="KEY",
                        help="the key callers send as x-api-key with --auth api_key (default: a random one)")
@@ -89,16 +116,95 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 def collect_inputs(paths: Sequence[Path]) -> list[Path]:
-    """Files as given, directories walked in sorted order; a missing path is a usage error."""
+    """Files as given, directories walked in sorted order; a missing path is a usage error (a typo).
+    Whatever else is there, a FIFO, a dangling symlink, a file it may not read, is an input: it
+    gets a `failed` result saying why (:func:`input_problem`), beside the others."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
-        elif path.is_file():
+            files.extend(sorted(p for p in path.rglob("*") if not p.is_dir()))
+        elif path.exists() or path.is_symlink():
             files.append(path)
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")
     return files
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def input_problem(path: Path) -> str:
+    """Why an input cannot be read, naming it as the user gave it ('' when it can): checked before
+    it goes anywhere, so the reason is not about a copy in a work folder, and a FIFO is never
+    opened (a read would wait for a writer)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"{path} is a symbolic link to {os.readlink(path)}, which does not exist"
+        return f"{path} is gone (removed since it was listed)"
+    except OSError as exc:
+        return cannot_read(path, exc)
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+        return f"{path} is {kind}, not a regular file"
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        return cannot_read(path, exc)
+    return ""
+
+
+def cannot_read(path: Path, exc: OSError) -> str:
+    """'cannot read PATH: permission denied': the user's path, the system's reason."""
+    return f"cannot read {path}: {(exc.strerror or type(exc).__name__).lower()}"
+
+
+def refused_result(name: str, reason: str) -> FileResult:
+    """An input that never went in: failed, with its reason (a recorded status, not a breakage)."""
+    return FileResult(name=name, status="failed", reason=reason)
+
+
+def check_out(out: Path) -> None:
+    """--out must be a folder papersift can write into: made here (parents too), before any work,
+    so a file in its place or a read-only parent is one line, not a traceback at the end."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot make the folder: {(exc.strerror or str(exc)).lower()}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the folder is not writable")
+
+
+def check_timeout(seconds: float) -> None:
+    if not seconds > 0:  # NaN too
+        raise UsageError(f"--timeout must be a number of seconds above 0, not {seconds:g}")
+
+
+def check_port(port: int) -> None:
+    if not 0 <= port <= MAX_PORT:
+        raise UsageError(f"--port must be 0 to {MAX_PORT}, not {port}")
+
+
+def require_local_extra(command: str) -> None:
+    """`run` and `serve` need the embedded AWS: without the `local` extra, say which package is
+    missing and how to install it, before any work starts."""
+    import importlib
+
+    needs = ["papersift_cli.local_aws"] + (["papersift_cli.api_server"] if command == "serve" else [])
+    try:
+        for module in needs:
+            importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in LOCAL_EXTRA_MODULES:
+            raise
+        raise UsageError(f"`papersift {command}` needs the local extra ({missing} is not installed): "
+                         f"{LOCAL_EXTRA_HINT}") from None
 
 
 def document_options(settings: Settings) -> DocumentOptions:
@@ -108,6 +214,29 @@ def document_options(settings: Settings) -> DocumentOptions:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. A reader that closes the pipe early (``| head``) ends it quietly: with the code
+    the run earned when only its summary was cut short (its results are on disk), else 0 (the
+    reader took what it wanted, as ``--help | head`` does)."""
+    exit_code = EXIT_OK
+    try:
+        exit_code = _main(argv)
+        sys.stdout.flush()  # here, not at interpreter exit, where a broken pipe is a traceback
+    except BrokenPipeError:  # stdout's or stderr's reader: either way the command is ending
+        _silence_closed_pipe(sys.stdout, sys.stderr)
+    return exit_code
+
+
+def _silence_closed_pipe(*streams: Any) -> None:
+    """The recipe of the signal module's docs (note on SIGPIPE): /dev/null in place of the stream,
+    so what is still buffered for it is dropped at exit without a word."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoverable-file warnings are in the report
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # Tesseract on one core a page, as in the image
@@ -123,22 +252,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
     try:
         settings = load_settings(args)
+        if args.command == "run":
+            check_timeout(args.timeout)
+            require_local_extra(args.command)
         inputs = collect_inputs(args.paths)
-    except (SettingsError, FileNotFoundError) as exc:
+        if not inputs:
+            raise UsageError("no input files")
+        check_out(args.out)
+    except (SettingsError, FileNotFoundError, UsageError) as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not inputs:
-        print("papersift: error: no input files", file=sys.stderr)
         return EXIT_USAGE
     names = unique_names(inputs)
     progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
     started = time.monotonic()
     writer = ResultWriter(args.out, names, args.flat)
     try:
+        refused = _refuse_unreadable(inputs, names, writer, progress)
         if args.command == "run":
-            results = run_pipeline(inputs, names, settings, progress, args.timeout, writer)
+            results = run_pipeline(inputs, names, settings, progress, args.timeout, writer, refused)
         else:
-            results = extract_locally(inputs, names, settings, progress, writer, args.out)
+            results = extract_locally(inputs, names, settings, progress, writer, args.out, refused)
     except Exception as exc:
         progress.close()
         print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -149,10 +282,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     finally:
         progress.close()
-    print_summary(results, sys.stdout, time.monotonic() - started)
+    exit_code = EXIT_BROKEN if any(r.broken for r in results) else EXIT_OK
+    try:
+        print_summary(results, sys.stdout, time.monotonic() - started)
+    except BrokenPipeError:  # the reader has gone: the results are on disk all the same
+        _silence_closed_pipe(sys.stdout)
+        return exit_code
     if args.open:
         open_first_report(results, args.out, args.flat)
-    return EXIT_BROKEN if any(r.broken for r in results) else EXIT_OK
+    return exit_code
+
+
+def _refuse_unreadable(inputs: Sequence[Path], names: Sequence[str], writer: ResultWriter,
+                       progress: Progress) -> dict[int, FileResult]:
+    """The inputs that cannot be read (:func:`input_problem`), by index, each written out and
+    reported as failed now: they never reach a work folder or the embedded AWS."""
+    refused: dict[int, FileResult] = {}
+    for index, (path, name) in enumerate(zip(inputs, names, strict=True)):
+        reason = input_problem(path)
+        if reason:
+            refused[index] = _refuse(index, name, reason, writer, progress)
+    return refused
+
+
+def _refuse(index: int, name: str, reason: str, writer: ResultWriter, progress: Progress) -> FileResult:
+    result = refused_result(name, reason)
+    writer.write(index, result)
+    progress.finished(name, result.status, 0, 0.0, reason)
+    return result
 
 
 def open_devnull() -> Any:
@@ -179,15 +336,17 @@ def serve(args: argparse.Namespace) -> int:
     """The API on 127.0.0.1, the same handler and routes as the stack's, against an embedded AWS."""
     import secrets
 
-    from papersift_cli.api_server import LocalApi, describe_auth
-
     overrides: dict[str, Any] = {"api_auth": args.auth} if args.auth else {}
     try:
+        check_port(args.port)
         settings = (Settings.from_toml(args.config, overrides) if args.config
                     else Settings.from_mapping(overrides, source="command line"))
-    except SettingsError as exc:
+        require_local_extra("serve")
+    except (SettingsError, UsageError) as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from papersift_cli.api_server import LocalApi, describe_auth
+
     api_keys = [args.api_key or secrets.token_urlsafe(24)] if settings.api_auth == "api_key" else []
     try:
         with LocalApi(settings, port=args.port, api_keys=api_keys, retry_time_scale=CLI_RETRY_TIME_SCALE) as api:
@@ -210,18 +369,30 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
-                 timeout: float, writer: ResultWriter) -> list[FileResult]:
+                 timeout: float, writer: ResultWriter,
+                 refused: Mapping[int, FileResult] | None = None) -> list[FileResult]:
     """Each input's results are written the moment its execution ends, then removed from the
-    embedded AWS (LocalAws forget_finished), so memory does not grow with the run."""
+    embedded AWS (LocalAws forget_finished), so memory does not grow with the run. ``refused``:
+    the inputs already written out as failed (unreadable), by index; one that fails to upload
+    (gone or locked since) joins them, and the rest go on."""
     from papersift_cli.local_aws import LocalAws
 
     options = document_options(settings)
+    results: dict[int, FileResult] = dict(refused or {})
+    if len(results) == len(inputs):  # nothing to upload: no embedded AWS to start
+        return [results[index] for index in range(len(inputs))]
     with LocalAws(settings, retry_time_scale=CLI_RETRY_TIME_SCALE, forget_finished=True, direct_s3=True) as aws:
-        keys: list[str] = []
-        for path, name in zip(inputs, names, strict=True):
+        index_of: dict[str, int] = {}
+        for index, (path, name) in enumerate(zip(inputs, names, strict=True)):
+            if index in results:
+                continue
             progress.update(current=f"uploading {name}")
-            keys.append(aws.drop(path, options, name=name))
-        index_of = {key: index for index, key in enumerate(keys)}
+            try:
+                index_of[aws.drop(path, options, name=name)] = index
+            except OSError as exc:
+                reason = cannot_read(path, exc)
+                results[index] = _refuse(index, name, reason, writer, progress)
+        keys = list(index_of)
         written: dict[str, FileResult] = {}
 
         def write_out(outcome: Any) -> None:
@@ -231,19 +402,18 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
             aws.forget(outcome)
 
         watcher = _Watcher(aws, keys, progress)
-        finished = aws.wait(keys, timeout=timeout, on_poll=watcher.on_poll, on_finished=write_out)
+        finished = aws.wait(keys, timeout=timeout, on_poll=watcher.on_poll, on_finished=write_out) if keys else True
         if not finished:
             progress.log(f"papersift: gave up waiting after {timeout:.0f}s")
         pending = [key for key in keys if key not in written]
         outcomes = dict(zip(pending, aws.results.outcomes(pending), strict=True)) if pending else {}
-        results = []
-        for index, (name, key) in enumerate(zip(names, keys, strict=True)):
+        for key, index in index_of.items():
             if key not in written:  # never finished (a timeout) or never started
-                written[key] = _result_from_outcome(aws, name, outcomes[key], finished)
+                written[key] = _result_from_outcome(aws, names[index], outcomes[key], finished)
                 writer.write(index, written[key])
-            results.append(written[key])
+            results[index] = written[key]
             watcher.report(written[key], key)
-        return results
+        return [results[index] for index in range(len(inputs))]
 
 
 def _result_from_outcome(aws: Any, name: str, outcome: Any, finished: bool) -> FileResult:
@@ -312,12 +482,14 @@ class _Watcher:
 
 
 def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Settings, progress: Progress,
-                    writer: ResultWriter, out: Path) -> list[FileResult]:
+                    writer: ResultWriter, out: Path,
+                    refused: Mapping[int, FileResult] | None = None) -> list[FileResult]:
     """The same steps as the workflow, over a directory store: ``parallel_files`` inputs at once,
     each in a lane (papersift_cli.lanes: a process of its own, so the workers reading its pages
     are forked, not sent to a fork server), each written out by ``writer`` the moment it is done
     and its work files removed. OCR reads with Tesseract where it is installed (no Textract: no
-    client is configured here), and Lambda usage is priced at the deployed functions' memory."""
+    client is configured here), and Lambda usage is priced at the deployed functions' memory.
+    ``refused``: the inputs already written out as failed (unreadable), by index."""
     import threading
 
     from infra.deployment import memory_by_function
@@ -326,11 +498,18 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     from papersift.report_page import compiled_template
     from papersift_cli.lanes import run_in_lanes
 
+    results: list[FileResult | None] = [None] * len(inputs)
+    for index, result in (refused or {}).items():
+        results[index] = result
+    todo = [index for index in range(len(inputs)) if results[index] is None]
+    if not todo:
+        return [result for result in results if result is not None]
     engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
     memory = memory_by_function()
-    jobs = min(settings.parallel_files or os.cpu_count() or 1, len(inputs))
-    results: list[FileResult | None] = [None] * len(inputs)
+    jobs = min(settings.parallel_files or os.cpu_count() or 1, len(todo))
     with _work_folder(out) as store:
+        live = _LiveExtract(store, names, progress)
+
         def extract_one(index: int) -> FileResult:
             """In a lane when there are lanes: its results are written there, not sent back."""
             result = _extract_one(store, inputs[index], names[index], settings, engines, memory)
@@ -339,25 +518,69 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
 
         def done(index: int, result: FileResult) -> None:
             results[index] = result
-            progress.update(pages_done=progress.pages_done + result.pages)
-            progress.finished(names[index], result.status, result.pages, result.seconds, result.reason)
+            live.done(index, result)
 
         def lost(index: int, why: str) -> FileResult:
             result = FileResult(name=names[index], status="failed", reason=why, broken=True)
             writer.write(index, result)
             return result
 
-        progress.update(current=", ".join(names[:jobs]))
-        if jobs <= 1 or threading.active_count() > 1:  # lanes are forked: only from a single thread
-            for index in range(len(inputs)):
+        # lanes are forked: only from a single thread. One lane for one input (or parallel_files = 1)
+        # only on a terminal, where its ticks move the page count while the input is read
+        if threading.active_count() > 1 or (jobs <= 1 and not progress.live):
+            for index in todo:
+                live.started(index)
                 done(index, extract_one(index))
         else:
             # what the lanes would otherwise each load for themselves
             preload_for_workers()
             compiled_template()
-            largest_first = sorted(range(len(inputs)), key=lambda index: -inputs[index].stat().st_size)
-            run_in_lanes(jobs, largest_first, extract_one, done, lost)
+            largest_first = sorted(todo, key=lambda index: -inputs[index].stat().st_size)
+            run_in_lanes(jobs, largest_first, extract_one, done, lost, started=live.started,
+                         tick=live.tick if progress.live else None)
     return [result for result in results if result is not None]
+
+
+class _LiveExtract:
+    """`papersift extract`'s live line: the inputs the lanes hold now, and the pages read so far,
+    those of finished inputs plus the page files the running ones have written to the store."""
+
+    def __init__(self, store: Any, names: Sequence[str], progress: Progress) -> None:
+        self.store, self.names, self.progress = store, names, progress
+        self.running: dict[int, str] = {}  # index -> doc_id, in the order they started
+        self.pages_finished = progress.pages_done
+
+    def started(self, index: int) -> None:
+        self.running[index] = document_id("local", _work_key(self.names[index]))
+        self.progress.update(current=self._current())
+
+    def done(self, index: int, result: FileResult) -> None:
+        self.running.pop(index, None)
+        self.pages_finished += result.pages
+        self.progress.update(pages_done=self.pages_finished + self._in_flight(), current=self._current())
+        self.progress.finished(self.names[index], result.status, result.pages, result.seconds, result.reason)
+
+    def tick(self) -> None:
+        self.progress.update(pages_done=self.pages_finished + self._in_flight())
+
+    def _current(self) -> str:
+        return ", ".join(self.names[index] for index in self.running)
+
+    def _in_flight(self) -> int:
+        """Per running input, its page files: extracted (pages/) or, for a picture document whose
+        pages are all OCR's, read by OCR (ocr/pages/), whichever is more. A document's members
+        count when it is done."""
+        from papersift.layout import PAGES_FOLDER
+        from papersift.workfiles import ocr_prefix, pages_prefix
+
+        return sum(max(len(self.store.list_keys(pages_prefix(doc_id))),
+                       len(self.store.list_keys(f"{ocr_prefix(doc_id)}{PAGES_FOLDER}")))
+                   for doc_id in self.running.values())
+
+
+def _work_key(name: str) -> str:
+    """An input's key in the extract's store (its doc_id is made from it)."""
+    return f"{INCOMING_PREFIX}{name}"
 
 
 def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines: Any,
@@ -366,9 +589,12 @@ def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines:
     forgets it."""
     from papersift.pipeline import process_document
 
-    key = f"{INCOMING_PREFIX}{name}"
+    key = _work_key(name)
     document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name_text(path.name))
-    store.upload_file(path, document.key)
+    try:
+        store.upload_file(path, document.key)
+    except OSError as exc:  # gone or locked since it was checked: that input fails, the rest go on
+        return refused_result(name, cannot_read(path, exc))
     started = time.monotonic()
     # the output folder holds no per-page files: the store need not write them
     report = process_document(store, document, settings, engines=engines, memory=memory, page_files=False)

@@ -1,11 +1,14 @@
 """Progress for long runs: a redrawn status line on a terminal, plain log lines otherwise.
 
 Logs and CI capture stderr without a terminal; a carriage-return line there is noise, so the
-live line is only drawn when the stream is a TTY. Per-file lines are printed in both cases.
+live line is only drawn when the stream is a TTY. Per-file lines are printed in both cases. A
+stream whose reader has gone (``2>&1 | head``) is dropped without a word: the run goes on, its
+results are on disk.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -44,35 +47,60 @@ class Progress:
             if reason and status not in ("clean",):
                 line += f" ({shown_name(reason)})"
             self._clear()
-            self.stream.write(line + "\n")
+            self._write(line + "\n")
             if self.live:
                 self._draw()
-            self.stream.flush()
+            self._flush()
 
     def log(self, message: str) -> None:
         with self._lock:
             self._clear()
-            self.stream.write(message + "\n")
+            self._write(message + "\n")
             if self.live:
                 self._draw()
-            self.stream.flush()
+            self._flush()
 
     def close(self) -> None:
         with self._lock:
             self._clear()
-            self.stream.flush()
+            self._flush()
 
     def _draw(self) -> None:
         width = shutil.get_terminal_size((100, 20)).columns - 1
         line = f"papersift: {self.files_done}/{self.total_files} files, {self.pages_done} pages"
         if self.current:
             line += f" | {shown_name(self.current)}"
-        self.stream.write("\r" + line[:width].ljust(width))
-        self.stream.flush()
-        self._drawn = True
+        self._write("\r" + line[:width].ljust(width))
+        self._flush()
+        self._drawn = self.live
 
     def _clear(self) -> None:
         if self._drawn:
             width = shutil.get_terminal_size((100, 20)).columns - 1
-            self.stream.write("\r" + " " * width + "\r")
+            self._write("\r" + " " * width + "\r")
             self._drawn = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """Nothing more to this stream; /dev/null under its descriptor too, so that what is left
+        in its buffer goes nowhere at exit instead of ending in a traceback."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self.stream.fileno())
+        except (OSError, ValueError):  # not a file (a test's StringIO)
+            pass
+        finally:
+            os.close(devnull)
+        self.stream = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the progress
+        self.live = False

@@ -11,9 +11,9 @@ import pytest
 from corpus_cases import CORPUS, corpus_present, manifest_rows, phrase_ok
 from msoffcrypto.format.ooxml import OOXMLFile
 
-from papersift.decryption import EXCEL_DEFAULT_PASSWORD, decrypt_office, extract_encrypted_office, is_encrypted_office
+from papersift.decryption import EXCEL_DEFAULT_PASSWORD, decrypt_office, is_encrypted_office
 from papersift.errors import CorruptInputError, EncryptedInputError, UnsupportedFormatError
-from papersift.formats import extract_units
+from papersift.formats import extract_encrypted_office, extract_units
 from papersift.settings import Settings
 from papersift.sniff import sniff
 

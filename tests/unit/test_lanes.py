@@ -102,3 +102,21 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_each_input_is_announced_when_a_lane_takes_it_and_ticks_come_while_lanes_are_busy() -> None:
+    events: list[tuple[str, int]] = []
+
+    def work(index: int) -> int:
+        time.sleep(1.2 if index == 0 else 0.0)  # longer than two ticks
+        return index
+
+    def done(index: int, result: object) -> None:
+        events.append(("done", index))
+
+    run_in_lanes(1, [0, 1], work, done, lambda index, why: -1, started=lambda index: events.append(("started", index)),
+                 tick=lambda: events.append(("tick", 0)))
+    milestones = [event for event in events if event[0] != "tick"]
+    assert milestones == [("started", 0), ("done", 0), ("started", 1), ("done", 1)]
+    ticks_while_first_ran = events[1:events.index(("done", 0))]
+    assert len(ticks_while_first_ran) >= 2 and set(ticks_while_first_ran) == {("tick", 0)}

@@ -30,3 +30,17 @@ def test_on_a_terminal_the_status_line_is_redrawn_and_cleared_before_file_lines(
     progress.close()
     assert " \r[1/1] long.pdf: clean, 9 page(s), 2.0s\n" in stream.getvalue()  # live line wiped first
     assert stream.getvalue().endswith("\r")
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_stream_whose_reader_has_gone_is_dropped_and_the_run_goes_on() -> None:
+    progress = Progress(2, stream=_ClosedPipe(), live=True)
+    progress.update(pages_done=1, current="a.pdf")
+    progress.finished("a.pdf", "clean", 1, 0.1)
+    progress.log("papersift: gave up waiting")
+    progress.close()
+    assert progress.files_done == 1 and not progress.live

@@ -1,9 +1,10 @@
 """Password-protected Office files: OOXML packages encrypted into an OLE2 container
 (ECMA-376 Standard/Agile) and legacy RC4 / CryptoAPI .doc, .xls and .ppt.
 
-Decryption yields the plain file, which is typed again and handed to its real extractor,
-so an encrypted workbook reads exactly like an unencrypted one. Passwords never appear in
-messages or reports.
+Decryption yields the plain file, which ``formats.extract_encrypted_office`` types again and
+hands to its real extractor, so an encrypted workbook reads exactly like an unencrypted one.
+Only the decrypting is here: the formats import it (legacy .doc/.xls/.ppt decrypt in place),
+so this module imports no format back. Passwords never appear in messages or reports.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from collections.abc import Sequence
 import msoffcrypto
 from msoffcrypto import exceptions as crypto_errors
 
-from papersift.content import PageContent
 from papersift.errors import CorruptInputError, EncryptedInputError, UnsupportedFormatError
-from papersift.settings import Settings
 
 #: what Excel encrypts a "protected" workbook with when the user gave no password
 EXCEL_DEFAULT_PASSWORD = "VelvetSweatshop"
@@ -83,21 +82,3 @@ def decrypt_office(data: bytes, passwords: Sequence[str]) -> bytes:
         "nor Excel's default password opens it"
     )
 
-
-def extract_encrypted_office(data: bytes, settings: Settings) -> list[PageContent]:
-    """Decrypt with ``settings.passwords``, type the plain file and extract it as usual."""
-    from papersift.formats import extract_units, is_supported
-    from papersift.sniff import sniff
-
-    plain = decrypt_office(data, settings.passwords)
-    if plain is data:
-        raise CorruptInputError("file looked encrypted but holds no encrypted package")
-    file_type = sniff(plain)
-    if file_type.kind == "ole-encrypted":
-        raise CorruptInputError("decrypted package is itself an encrypted container")
-    if not is_supported(file_type):
-        raise UnsupportedFormatError(f"decrypted file is {file_type.kind} ({file_type.mime}), which has no extractor")
-    units = extract_units(plain, file_type, settings)
-    for unit in units:
-        unit.report.engine = f"{ENGINE}+{unit.report.engine}" if unit.report.engine else ENGINE
-    return units

@@ -14,8 +14,9 @@ zip or OLE2 container), for 2-4 ms more import. python-magic identifies the most
 samples; not xlsm, tsv or an ISO descriptor at 0x8801), but it binds libmagic, a C library (with
 an 8 MB compiled magic database) that the zip functions' Lambda runtime does not have: the plan
 function, a zip function, types every dropped file, and plan and unpack must type alike, so it
-would mean building and shipping libmagic in a layer. A leaf module: it imports nothing of
-papersift at module level.
+would mean building and shipping libmagic in a layer. The bottom of the graph: of papersift
+it imports only ``plaintext`` (the encoding and delimiter rules text is typed and read by, a leaf
+too), never a format extractor, so every format can import the FileType it dispatches on.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from papersift.plaintext import bom_encoding, detect_delimiter, guess_encoding, wide_encoding
 
 
 @dataclass(frozen=True)
@@ -359,8 +362,6 @@ def _ole_kind(container: Callable[[], IO[bytes]], ext: str) -> FileType:
 
 
 def _text_kind(head: bytes, size: int, ext: str) -> FileType:
-    from papersift.formats.text import bom_encoding, detect_delimiter, guess_encoding, wide_encoding
-
     prefix = head[:_TEXT_PREFIX]
     bom = bom_encoding(prefix)
     wide = bom[0] if bom else wide_encoding(prefix)

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from papersift.content import PageContent
-from papersift.errors import NestingTooDeepError, UnsupportedFormatError
+from papersift.errors import CorruptInputError, NestingTooDeepError, UnsupportedFormatError
 from papersift.settings import Settings
-from papersift.sniff import PICTURE_KINDS, FileType
+from papersift.sniff import PICTURE_KINDS, FileType, sniff
 
 WholeExtractor = Callable[[bytes, Settings], list[PageContent]]
 
@@ -41,7 +41,7 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "doc": "papersift.formats.legacy:extract_doc",
     "xls": "papersift.formats.legacy:extract_xls",
     "ppt": "papersift.formats.legacy:extract_ppt",
-    "ole-encrypted": "papersift.decryption:extract_encrypted_office",
+    "ole-encrypted": "papersift.formats:extract_encrypted_office",
 }
 
 PAGED_KINDS = frozenset({"pdf", *PICTURE_KINDS})
@@ -123,3 +123,25 @@ def _extract_units(data: bytes, file_type: FileType, settings: Settings, first: 
     if target is None:
         raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
     return _resolve(target)(data, settings)
+
+
+def extract_encrypted_office(data: bytes, settings: Settings) -> list[PageContent]:
+    """Decrypt with ``settings.passwords``, type the plain file and extract it as usual.
+
+    Here rather than in ``decryption``: what follows the decrypting is this module's dispatch
+    again, and ``decryption`` is imported by the formats, so it cannot import them back.
+    msoffcrypto is imported when an encrypted file comes (about 50 ms of the extract cold start)."""
+    from papersift.decryption import ENGINE, decrypt_office
+
+    plain = decrypt_office(data, settings.passwords)
+    if plain is data:
+        raise CorruptInputError("file looked encrypted but holds no encrypted package")
+    file_type = sniff(plain)
+    if file_type.kind == "ole-encrypted":
+        raise CorruptInputError("decrypted package is itself an encrypted container")
+    if not is_supported(file_type):
+        raise UnsupportedFormatError(f"decrypted file is {file_type.kind} ({file_type.mime}), which has no extractor")
+    units = extract_units(plain, file_type, settings)
+    for unit in units:
+        unit.report.engine = f"{ENGINE}+{unit.report.engine}" if unit.report.engine else ENGINE
+    return units

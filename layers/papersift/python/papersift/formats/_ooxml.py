@@ -24,6 +24,7 @@ from papersift.errors import CorruptInputError, DecompressionBombError, Encrypte
 from papersift.formats._xml import has_doctype, read_xml
 from papersift.report import TRUNCATED_SIGNAL, PageReport, PageStatus
 from papersift.settings import Settings
+from papersift.sniff import sniff
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 #: parts above this size must not expand more than settings.max_compression_ratio
@@ -115,8 +116,6 @@ class Package:
 
 def open_ooxml(data: bytes, what: str, settings: Settings) -> Package:
     if data.startswith(_OLE_MAGIC):
-        from papersift.sniff import sniff
-
         if sniff(data).kind == "ole-encrypted":
             raise EncryptedInputError(f"{what} is encrypted (OOXML inside an OLE2 EncryptedPackage)")
         raise CorruptInputError(f"{what} is an OLE2 (legacy Office) file, not an OOXML zip")

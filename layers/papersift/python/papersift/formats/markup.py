@@ -24,7 +24,7 @@ from papersift.content import PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
 from papersift.formats._xml import read_xml
-from papersift.formats.text import decode_text
+from papersift.plaintext import decode_text
 from papersift.settings import Settings
 
 HTML_ENGINE = "lxml-html"

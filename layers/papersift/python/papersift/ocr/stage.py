@@ -19,11 +19,11 @@ from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
-from papersift.ledger import Invocation, record_usage
+from papersift.ledger import Invocation, record_usage, textract_calls, textract_price
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
-from papersift.rendering import RenderedPage, render_page, render_picture_frames
+from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
@@ -149,8 +149,6 @@ _TEXTRACT_PICTURES = frozenset({"png", "jpeg", "tiff"})
 def _single_frame(data: bytes, kind: str) -> Original | None:
     """The picture file itself when it is one frame of a format Textract reads: its own pixels, not
     the ones drawn for Tesseract."""
-    from papersift.rendering import picture_frame_count
-
     return Original(data, kind) if kind in _TEXTRACT_PICTURES and picture_frame_count(data) == 1 else None
 
 
@@ -181,8 +179,6 @@ def _remembering(store: ObjectStore, doc_id: str, number: int, engines: OcrEngin
 
 
 def _textract_cost(report: PageReport, settings: Settings) -> float:
-    from papersift.ledger import textract_calls, textract_price
-
     return round(sum(n * textract_price(api, settings) for api, n in textract_calls([report]).items()), 6)
 
 
@@ -215,8 +211,6 @@ def _within_sides(picture: RenderedPage, original: Original) -> bool:
 
     if original.format == "pdf":
         return max(picture.image.size) / max(picture.dpi, 1.0) * 72 <= textract.MAX_PDF_PAGE_POINTS
-    from papersift.rendering import picture_size
-
     return max(picture_size(original.data)) <= textract.MAX_IMAGE_SIDE
 
 
