@@ -4,16 +4,29 @@ The CDK stack reads it from context, Lambdas from environment variables (PAPERSI
 the CLI from flags and an optional TOML file. All of them go through
 ``Settings.from_mapping`` so a bad value fails the same way everywhere: fast, with a
 message naming the setting.
+
+A frozen pydantic model: each field's type says how a loose value (a string from the
+environment or the command line, a TOML scalar) becomes a typed one and which values it may
+take, beside the field rather than in a list of names kept in step elsewhere. The conversions and
+the messages are our own, not pydantic's: the CLI, a synth and a Lambda's init print them, and a
+person reads them. With several bad values the first one in field order is named (then the
+checks across fields).
+
+pydantic-settings is not used: it would read ``os.environ`` by itself (the core reads no
+environment: the handlers pass theirs in), parse lists from the environment as JSON (to_env writes
+``eng,por``), ignore unknown PAPERSIFT_* variables and missing TOML files instead of failing, and
+cannot say which source a bad value came from; its import alone (asyncio, dotenv) adds 80-130 ms
+to a Lambda's cold start.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, ValidationInfo, model_validator
 
 from papersift.errors import SettingsError
 
@@ -25,170 +38,226 @@ OCR_MODES = (OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_T
 API_AUTH_MODES = ("iam", "api_key")
 #: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
 API_INLINE_LIMIT_BYTES = 4_500_000
+#: a SigV4 presigned URL lives 7 days at most
+SIGV4_MAX_SECONDS = 7 * 24 * 3600
 ENV_PREFIX = "PAPERSIFT_"
+#: where a value came from, in messages, when the settings are built in code (not from_mapping)
+IN_CODE = "settings"
 
 
-@dataclass(frozen=True)
-class Settings:
+# -- conversions: loose value -> typed value ----------------------------------------------------
+
+
+def _to_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _to_int(raw: Any) -> int:
+    if isinstance(raw, bool):
+        raise ValueError("expected an integer")
+    return int(str(raw).replace("_", ""))
+
+
+def _to_words(raw: Any) -> tuple[str, ...]:
+    """A list, or one string split at commas or plus signs (``eng+por``, Tesseract's own form)."""
+    if isinstance(raw, str):
+        return tuple(part.strip() for part in raw.replace("+", ",").split(",") if part.strip())
+    return tuple(str(part) for part in raw)
+
+
+def _to_passwords(raw: Any) -> tuple[str, ...]:
+    """Verbatim: a password may be four spaces or contain commas, so one string is one password."""
+    return (raw,) if isinstance(raw, str) else tuple(str(part) for part in raw)
+
+
+#: a check on a converted value: what must hold, and the problem when it does not (formatted with
+#: the setting's ``name`` and ``value``)
+Check = tuple[Callable[[Any], bool], str]
+
+
+def _setting(convert: Callable[[Any], Any], *checks: Check) -> PlainValidator:
+    """One validator per field: the loose value converted, then checked, each failing with a
+    SettingsError worded for a person (pydantic's own conversions would accept ``y`` for true, 2.0
+    for an integer, and word their errors for a programmer)."""
+
+    def validate(raw: Any, info: ValidationInfo) -> Any:
+        try:
+            value = convert(raw)
+        except (TypeError, ValueError) as exc:
+            source = (info.context or {}).get("source", IN_CODE)
+            raise SettingsError(f"setting {info.field_name} in {source}: cannot use {raw!r} ({exc})") from exc
+        for holds, problem in checks:
+            if not holds(value):
+                raise SettingsError(problem.format(name=info.field_name, value=value))
+        return value
+
+    return PlainValidator(validate)
+
+
+def _one_of(choices: Iterable[str]) -> Check:
+    allowed = tuple(choices)
+    return (lambda value: value in allowed, f"setting {{name}} must be one of {', '.join(allowed)}; got {{value!r}}")
+
+
+def _tesseract_codes(languages: tuple[str, ...]) -> bool:
+    return bool(languages) and all(lang.isalnum() or "_" in lang for lang in languages)
+
+
+# -- the types of the settings ---------------------------------------------------------------------
+
+_POSITIVE: Check = (lambda value: value > 0, "setting {name} must be positive, got {value!r}")
+_NOT_NEGATIVE: Check = (lambda value: value >= 0, "setting {name} must not be negative, got {value!r}")
+_AT_MOST_SIGV4: Check = (lambda value: value <= SIGV4_MAX_SECONDS,
+                         f"setting {{name}} must be at most {SIGV4_MAX_SECONDS} (a SigV4 URL lives 7 days at most)")
+_AT_MOST_INLINE: Check = (lambda value: value <= API_INLINE_LIMIT_BYTES,
+                          f"setting {{name}} must be at most {API_INLINE_LIMIT_BYTES} (API Gateway passes Lambda "
+                          "6 MB, base64 included); got {value}")
+
+PositiveInt = Annotated[int, _setting(_to_int, _POSITIVE)]
+PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
+Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
+Bool = Annotated[bool, _setting(_to_bool)]
+OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
+ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+Languages = Annotated[tuple[str, ...], _setting(
+    _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
+Passwords = Annotated[tuple[str, ...], _setting(_to_passwords)]
+#: 0 means no reservation; across fields it must also hold every OCR page at once (Settings below)
+ReservedConcurrency = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (none) or positive, got {value!r}"))]
+ParallelFiles = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (one per core) or more, got {value}"))]
+UrlSeconds = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_SIGV4)]
+InlineBytes = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_INLINE)]
+
+
+class Settings(BaseModel):
     """Knobs of the pipeline. Defaults suit a Lambda with 2-3 GB of memory."""
 
     #: pages per extract-Lambda invocation. A native page costs ~1.5 ms, so 100 pages are a
     #: fraction of a second; smaller batches buy parallelism only for slow (suspect) pages and
     #: cost a document open, an invocation and state transitions each
-    page_batch_size: int = 100
+    page_batch_size: PositiveInt = 100
     #: batches above which the workflow switches the inline Map to a Distributed Map
-    distributed_map_threshold: int = 40
+    distributed_map_threshold: PositiveInt = 40
     #: concurrent page batches per document
-    max_concurrency: int = 10
+    max_concurrency: PositiveInt = 10
     #: workflow executions (documents) running at once: ingest starts no more, counting RUNNING
     #: executions with ListExecutions; the other drops wait in the queue. Each running document may
     #: hold max_concurrency extract or ocr_max_concurrency OCR Lambdas at a time, so this times the
     #: larger of the two is the most the workflow asks of the account's Lambda concurrency (1,000 by
     #: default, 100 of it kept unreserved): 50 x 10 leaves room for the rest
-    max_running_executions: int = 50
+    max_running_executions: PositiveInt = 50
     #: largest input accepted, in bytes
-    max_file_bytes: int = 512 * 1024 * 1024
+    max_file_bytes: PositiveInt = 512 * 1024 * 1024
     #: pages beyond this are not extracted; the report says so
-    max_pages: int = 5000
+    max_pages: PositiveInt = 5000
     #: seconds one page's text layer may take (and one whole-document file, and drawing a page for
     #: OCR): past it the page ends failed with that reason and the rest goes on. A native page takes
     #: milliseconds, a hard one seconds; well below the extract Lambda's timeout
-    page_seconds: int = 60
+    page_seconds: PositiveInt = 60
     #: memory one page (or one whole-document file) may add to its worker process, in MB: past it
     #: the page ends failed and the step survives. Sized to the extract Lambda's 3008 MB
-    unit_memory_mb: int = 2048
+    unit_memory_mb: PositiveInt = 2048
     #: OCR routing for pages without a trustworthy text layer and for pictures (papersift.ocr.routing):
     #: local-first (Tesseract; Textract only for pages Tesseract cannot read with confidence),
     #: textract-first (Tesseract when Textract fails, is throttled past its retries or is unavailable),
     #: local-only (no page leaves the account's Lambdas), textract-only (no Tesseract), off
-    ocr_mode: str = OCR_LOCAL_FIRST
+    ocr_mode: OcrMode = OCR_LOCAL_FIRST
     #: Tesseract language codes for Latin-script pages (other scripts pick their model from the page)
-    ocr_languages: tuple[str, ...] = ("eng", "por", "spa")
+    ocr_languages: Languages = ("eng", "por", "spa")
     #: render resolution for OCR
-    ocr_dpi: int = 300
+    ocr_dpi: PositiveInt = 300
     #: largest page picture drawn for OCR, in pixels: a larger page is drawn at a lower resolution
     #: (40 MP: a letter page at 660 dpi; 40 MB as 8-bit grey, ~10x that inside Tesseract)
-    ocr_max_pixels: int = 40_000_000
+    ocr_max_pixels: PositiveInt = 40_000_000
     #: OCR pages of one document read at a time. Textract's synchronous APIs default to a few
     #: requests per second per account: size this so (running documents x this) stays within the quota
-    ocr_max_concurrency: int = 10
+    ocr_max_concurrency: PositiveInt = 10
     #: reserved concurrency of the OCR function: capacity no other function can take, and a ceiling
     #: (0: none, OCR shares the account's pool). When set it must hold every page the workflow can
     #: read at once, max_running_executions x ocr_max_concurrency: below that Lambda would throttle
     #: pages past the workflow's retries and fail them
-    ocr_reserved_concurrency: int = 0
+    ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
-    ocr_page_seconds: int = 120
+    ocr_page_seconds: PositiveInt = 120
     #: detect tables with pdfplumber and append them as Markdown
-    extract_tables: bool = False
+    extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
-    clean_text: bool = False
+    clean_text: Bool = False
     #: archive limits
-    max_archive_depth: int = 5
-    max_archive_members: int = 10_000
-    max_archive_total_bytes: int = 4 * 1024 * 1024 * 1024
-    max_compression_ratio: int = 200
+    max_archive_depth: PositiveInt = 5
+    max_archive_members: PositiveInt = 10_000
+    max_archive_total_bytes: PositiveInt = 4 * 1024 * 1024 * 1024
+    max_compression_ratio: PositiveInt = 200
     #: USD per page, used for the cost ledger in reports
-    price_textract_detect_per_page: float = 0.0015
-    price_textract_analyze_per_page: float = 0.015
-    price_lambda_gb_second: float = 0.0000166667
-    price_lambda_request: float = 0.0000002
+    price_textract_detect_per_page: Price = 0.0015
+    price_textract_analyze_per_page: Price = 0.015
+    price_lambda_gb_second: Price = 0.0000166667
+    price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
-    price_state_transition: float = 0.000025
+    price_state_transition: Price = 0.000025
     #: API: IAM (SigV4) on every method, or an API key (usage plan, quota) on every method
-    api_auth: str = "iam"
+    api_auth: ApiAuth = "iam"
     #: API: stage throttling, steady requests per second and burst (also the usage plan's)
-    api_throttle_rate: float = 50.0
-    api_throttle_burst: int = 100
+    api_throttle_rate: PositiveFloat = 50.0
+    api_throttle_burst: PositiveInt = 100
     #: API: requests per day per API key (usage plan quota; api_key mode only)
-    api_quota_per_day: int = 100_000
+    api_quota_per_day: PositiveInt = 100_000
     #: API: lifetime of the presigned upload URL and of result download URLs, in seconds
-    api_upload_url_seconds: int = 900
-    api_download_url_seconds: int = 900
+    api_upload_url_seconds: UrlSeconds = 900
+    api_download_url_seconds: UrlSeconds = 900
     #: API: largest file accepted inline by POST /documents:extract (decoded bytes)
-    api_inline_max_bytes: int = 4_000_000
+    api_inline_max_bytes: InlineBytes = 4_000_000
     #: API: a report.json up to this size is returned inline by GET /documents/{id}/report
-    api_inline_report_bytes: int = 256 * 1024
+    api_inline_report_bytes: PositiveInt = 256 * 1024
     #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
     #: may carry passwords, and processing them takes minutes; results stay
-    upload_expiry_days: int = 1
+    upload_expiry_days: PositiveInt = 1
     #: `papersift extract`: inputs read at once (0: one per core); each writes its results as it finishes
-    parallel_files: int = 0
+    parallel_files: ParallelFiles = 0
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives
-    passwords: tuple[str, ...] = field(default=(), repr=False)
+    passwords: Passwords = Field(default=(), repr=False)
 
-    def __post_init__(self) -> None:
-        positive = (
-            "page_batch_size",
-            "distributed_map_threshold",
-            "max_concurrency",
-            "max_running_executions",
-            "max_file_bytes",
-            "max_pages",
-            "page_seconds",
-            "unit_memory_mb",
-            "ocr_dpi",
-            "ocr_max_pixels",
-            "ocr_max_concurrency",
-            "ocr_page_seconds",
-            "max_archive_depth",
-            "max_archive_members",
-            "max_archive_total_bytes",
-            "max_compression_ratio",
-            "api_throttle_rate",
-            "api_throttle_burst",
-            "api_quota_per_day",
-            "api_upload_url_seconds",
-            "api_download_url_seconds",
-            "api_inline_max_bytes",
-            "api_inline_report_bytes",
-            "upload_expiry_days",
-        )
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise SettingsError(f"setting {name} must be positive, got {getattr(self, name)!r}")
-        if self.ocr_reserved_concurrency < 0:
-            raise SettingsError(f"setting ocr_reserved_concurrency must be 0 (none) or positive, "
-                                f"got {self.ocr_reserved_concurrency!r}")
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="after")
+    def _ocr_reservation_holds_every_page_at_once(self) -> Settings:
         ocr_pages_at_once = self.max_running_executions * self.ocr_max_concurrency
         if 0 < self.ocr_reserved_concurrency < ocr_pages_at_once:
             raise SettingsError(
                 f"setting ocr_reserved_concurrency must be 0 or at least max_running_executions x "
                 f"ocr_max_concurrency = {ocr_pages_at_once} (the OCR pages the workflow may read at once; "
                 f"fewer would be throttled past its retries); got {self.ocr_reserved_concurrency}")
-        if self.ocr_mode not in OCR_MODES:
-            raise SettingsError(f"setting ocr_mode must be one of {', '.join(OCR_MODES)}; got {self.ocr_mode!r}")
-        if not self.ocr_languages or not all(lang.isalnum() or "_" in lang for lang in self.ocr_languages):
-            raise SettingsError(
-                f"setting ocr_languages must be Tesseract codes like eng, por; got {self.ocr_languages!r}")
-        if self.api_auth not in API_AUTH_MODES:
-            raise SettingsError(f"setting api_auth must be one of {', '.join(API_AUTH_MODES)}; got {self.api_auth!r}")
-        if self.api_inline_max_bytes > API_INLINE_LIMIT_BYTES:
-            raise SettingsError(f"setting api_inline_max_bytes must be at most {API_INLINE_LIMIT_BYTES} (API Gateway "
-                                f"passes Lambda 6 MB, base64 included); got {self.api_inline_max_bytes}")
-        for name in ("api_upload_url_seconds", "api_download_url_seconds"):
-            if getattr(self, name) > 7 * 24 * 3600:
-                raise SettingsError(f"setting {name} must be at most 604800 (a SigV4 URL lives 7 days at most)")
-        if self.parallel_files < 0:
-            raise SettingsError(f"setting parallel_files must be 0 (one per core) or more, got {self.parallel_files}")
-        for name in ("price_textract_detect_per_page", "price_textract_analyze_per_page", "price_lambda_gb_second",
-                     "price_lambda_request", "price_state_transition"):
-            if getattr(self, name) < 0:
-                raise SettingsError(f"setting {name} must not be negative, got {getattr(self, name)!r}")
+        return self
+
+    if not TYPE_CHECKING:  # type checkers keep the signature pydantic derives from the fields
+
+        def __init__(self, /, **values: Any) -> None:
+            """Settings built in code are checked like any others and fail with a SettingsError too."""
+            _validate_into(self, values, IN_CODE)
 
     # -- construction -------------------------------------------------------------
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], source: str = "settings") -> Settings:
+    def from_mapping(cls, values: Mapping[str, Any], source: str = IN_CODE) -> Settings:
         """Build from loosely typed values (strings from env/CLI, TOML scalars)."""
-        known = {f.name: f for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         for key, raw in values.items():
             name = key.replace("-", "_").lower()
-            if name not in known:
-                raise SettingsError(f"unknown setting {key!r} in {source}; known: {', '.join(sorted(known))}")
-            kwargs[name] = _coerce(name, known[name], raw, source)
-        return cls(**kwargs)
+            if name not in cls.model_fields:
+                raise SettingsError(_unknown(key, source))
+            kwargs[name] = raw
+        settings = cls.__new__(cls)
+        _validate_into(settings, kwargs, source)
+        return settings
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -207,57 +276,65 @@ class Settings:
         return cls.from_mapping(merged, source=str(path))
 
     def replace(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes``, checked like new settings (pydantic's model_copy checks nothing)."""
+        return type(self)(**{**dict(self), **changes})
 
     def to_env(self) -> dict[str, str]:
         """The environment variables a Lambda needs to rebuild these settings (no passwords)."""
         env: dict[str, str] = {}
-        for f in fields(self):
-            if f.name == "passwords":
+        for name in type(self).model_fields:
+            if name == "passwords":
                 continue
-            value = getattr(self, f.name)
+            value = getattr(self, name)
             if isinstance(value, tuple):
-                env[ENV_PREFIX + f.name.upper()] = ",".join(value)
+                env[ENV_PREFIX + name.upper()] = ",".join(value)
             elif isinstance(value, bool):
-                env[ENV_PREFIX + f.name.upper()] = "true" if value else "false"
+                env[ENV_PREFIX + name.upper()] = "true" if value else "false"
             else:
-                env[ENV_PREFIX + f.name.upper()] = str(value)
+                env[ENV_PREFIX + name.upper()] = str(value)
         return env
 
     def public_dict(self) -> dict[str, Any]:
         """Settings as recorded in a report: everything but secrets."""
-        out = dataclasses.asdict(self)
+        out = self.model_dump()
         out["passwords"] = len(self.passwords)
         out["ocr_languages"] = list(self.ocr_languages)
         return out
 
 
-def _coerce(name: str, spec: dataclasses.Field[Any], raw: Any, source: str) -> Any:
-    factory: Any = spec.default_factory
-    default: Any = spec.default if spec.default is not dataclasses.MISSING else factory()
+def _validate_into(settings: Settings, values: Mapping[str, Any], source: str) -> None:
+    """Check ``values`` into a new instance, the source in hand for the messages: what BaseModel's
+    __init__ does (model_validate would call our __init__, which has no source to give)."""
     try:
-        if isinstance(default, bool):
-            if isinstance(raw, bool):
-                return raw
-            text = str(raw).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("expected true or false")
-        if isinstance(default, int):
-            if isinstance(raw, bool):
-                raise ValueError("expected an integer")
-            return int(str(raw).replace("_", ""))
-        if isinstance(default, float):
-            return float(raw)
-        if name == "passwords":
-            # verbatim: a password may be four spaces or contain commas
-            return (raw,) if isinstance(raw, str) else tuple(str(part) for part in raw)
-        if isinstance(default, tuple):
-            if isinstance(raw, str):
-                return tuple(part.strip() for part in raw.replace("+", ",").split(",") if part.strip())
-            return tuple(str(part) for part in raw)
-        return str(raw)
-    except (TypeError, ValueError) as exc:
-        raise SettingsError(f"setting {name} in {source}: cannot use {raw!r} ({exc})") from exc
+        settings.__pydantic_validator__.validate_python(values, self_instance=settings, context={"source": source})
+    except ValidationError as exc:
+        raise _settings_error(exc, source) from _cause(exc)
+
+
+def _unknown(key: str, source: str) -> str:
+    return f"unknown setting {key!r} in {source}; known: {', '.join(sorted(Settings.model_fields))}"
+
+
+def _first_error(exc: ValidationError) -> Any:
+    return exc.errors(include_url=False)[0]
+
+
+def _cause(exc: ValidationError) -> BaseException | None:
+    """What the first problem was raised from (int()'s ValueError, say; pydantic's error for its own),
+    so a traceback shows that and not the ValidationError around it."""
+    cause = _first_error(exc).get("ctx", {}).get("error")
+    return cause.__cause__ if isinstance(cause, SettingsError) else exc
+
+
+def _settings_error(exc: ValidationError, source: str) -> SettingsError:
+    """The first problem, as the validators above worded it; pydantic's own errors (an unknown
+    keyword in code) reworded the same way. Which problem is first: the fields in declaration order,
+    then the checks across fields."""
+    error = _first_error(exc)
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, SettingsError):
+        return cause
+    name = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return SettingsError(_unknown(name, source))
+    return SettingsError(f"setting {name} in {source}: {error['msg']}")
