@@ -262,6 +262,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except (SettingsError, FileNotFoundError, UsageError) as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from papersift_cli.leftovers import remove_stale
+
+    remove_stale()  # a killed run's temporary folders (kill -9 leaves them): their owner is gone
     names = unique_names(inputs)
     progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
     started = time.monotonic()
