@@ -169,3 +169,29 @@ def test_kill_9_of_extract_ends_its_lanes_and_workers_and_the_next_run_removes_t
                           check=False, env=env, stdout=subprocess.DEVNULL)
     assert done.returncode == 0
     assert not any(lane.exists() for lane in lanes)
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_extract_like_ctrl_c_and_leave_no_temporary_folder(
+    tmp_path: Path, stop: signal.Signals, code: int
+) -> None:
+    """What `timeout`, systemd and a closed terminal send, to the command alone: it says so, exits
+    128 + the signal's number, and leaves no process, work folder or temporary folder (issue 20)."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("a-scan.tif", "b-scan.tif"):
+        slow_scan(inputs / name, frames=30)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    marker = f"PAPERSIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "TMPDIR": str(temp), marker.split("=")[0]: marker.split("=")[1]}
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(out), "--quiet",
+                                "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert wait_for(lambda: list(out.glob(".papersift-work-*/work")))
+    process.send_signal(stop)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert b"papersift: interrupted (" + stop.name.encode() + b")" in stderr and b"Traceback" not in stderr
+    assert wait_for(lambda: not _processes_with(marker), seconds=10), "a lane or worker outlived it"
+    assert not list(out.glob(".papersift-work-*")) and not list(temp.iterdir())
