@@ -16,6 +16,13 @@ Stopping: each lane leads a process group of its own, which its workers and the 
 stops early (Ctrl-C, which only the command receives, or an error), the command kills each lane's
 group at once and removes its folder: nothing is left running, nothing has to unwind, and no lane
 prints a word on the way out.
+
+When the command itself is killed (kill -9, the OOM killer), the lanes and their workers die with it
+(``die_with_parent``): nothing reads on for nobody, holding the caller's stdout open (`papersift
+extract ... | tee log` would never end). A lane holds no other lane's pipe, nor the command's end of
+its own: otherwise a lane never saw its pipe close, and one lane's pipe kept another waiting. The
+lanes' folders, named after the command's pid, are then removed by the next run
+(papersift_cli.leftovers).
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
+
+from papersift.isolation import STOP_SIGNALS, die_with_parent
+from papersift_cli.leftovers import temp_prefix
 
 ResultT = TypeVar("ResultT")
 
@@ -72,9 +82,12 @@ def run_in_lanes(lanes: int, order: Sequence[int], work: Callable[[int], ResultT
 
     def start() -> None:
         end, lane_end = context.Pipe()
-        scratch = tempfile.mkdtemp(prefix="papersift-lane-")
+        scratch = tempfile.mkdtemp(prefix=temp_prefix("lane"))
+        # the lane closes its copies of the command's ends, its own and the other lanes'
+        commands_ends = [end.fileno(), *(other.fileno() for other in running)]
         # not a daemon: a daemon process may not start the workers that read the pages
-        process = context.Process(target=_lane, args=(lane_end, work, scratch), name="papersift-lane")
+        process = context.Process(target=_lane, args=(lane_end, work, scratch, os.getpid(), commands_ends),
+                                  name="papersift-lane")
         process.start()
         assert process.pid is not None
         _lead_own_group(process.pid)  # here too: the lane may not have run yet when it must be stopped
@@ -131,12 +144,19 @@ def _remove(end: Connection, lane: _Lane) -> None:
     shutil.rmtree(lane.scratch, ignore_errors=True)
 
 
-def _lane(end: Connection, work: Callable[[int], Any], scratch: str) -> None:
+def _lane(end: Connection, work: Callable[[int], Any], scratch: str, command: int, commands_ends: list[int]) -> None:
     """One lane: inputs until the command sends None."""
+    die_with_parent(command)
+    for inherited in commands_ends:
+        os.close(inherited)
     _lead_own_group(0)
     # Ctrl-C is the command's to answer (it stops the lanes): a terminal signals only its group,
-    # a caller signalling more than that should not make a lane print on its way out
+    # a caller signalling more than that should not make a lane print on its way out. The command's
+    # handlers of the other stop signals are its own: a lane stopped by one ends at once.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for stop in STOP_SIGNALS:
+        if stop != signal.SIGINT:
+            signal.signal(stop, signal.SIG_DFL)
     tempfile.tempdir = scratch
     os.environ["TMPDIR"] = scratch
     try:

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -45,6 +46,39 @@ LOCAL_EXTRA_MODULES = frozenset({"moto", "werkzeug", "flask", "flask_cors"})
 LOCAL_EXTRA_HINT = "pip install 'papersift[local]'"
 #: highest TCP port
 MAX_PORT = 65535
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM (`timeout`, systemd, a container runtime) or SIGHUP (a closed terminal), raised in
+    the main thread: a KeyboardInterrupt, so every path that cleans up after Ctrl-C (the lanes
+    killed, the work and temporary folders removed) cleans up after these too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: Any) -> None:
+    for other in (signal.SIGTERM, signal.SIGHUP):  # a second one must not cut the clean-up short
+        signal.signal(other, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def _stop_signals_as_interrupts() -> Iterator[None]:
+    """SIGTERM and SIGHUP handled like Ctrl-C while the work runs (main thread only: a caller
+    running main() in a thread keeps its own handlers); the previous handlers are back after."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _raise_stopped) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class UsageError(Exception):
@@ -262,24 +296,26 @@ def _main(argv: Sequence[str] | None) -> int:
     except (SettingsError, FileNotFoundError, UsageError) as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from papersift_cli.leftovers import remove_stale
+
+    remove_stale()  # a killed run's temporary folders (kill -9 leaves them): their owner is gone
     names = unique_names(inputs)
     progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
     started = time.monotonic()
     writer = ResultWriter(args.out, names, args.flat)
     try:
-        refused = _refuse_unreadable(inputs, names, writer, progress)
-        if args.command == "run":
-            results = run_pipeline(inputs, names, settings, progress, args.timeout, writer, refused)
-        else:
-            results = extract_locally(inputs, names, settings, progress, writer, args.out, refused)
+        with _stop_signals_as_interrupts():
+            results = _run_command(args, inputs, names, settings, progress, writer)
     except Exception as exc:
         progress.close()
         print(f"papersift: runner failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_BROKEN
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         progress.close()
-        print(f"papersift: interrupted; the inputs finished before are in {args.out}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
+        how = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+        print(f"papersift: interrupted{how}; the inputs finished before are in {args.out}", file=sys.stderr)
+        return 128 + signum
     finally:
         progress.close()
     exit_code = EXIT_BROKEN if any(r.broken for r in results) else EXIT_OK
@@ -291,6 +327,23 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.open:
         open_first_report(results, args.out, args.flat)
     return exit_code
+
+
+def _run_command(args: argparse.Namespace, inputs: Sequence[Path], names: Sequence[str], settings: Settings,
+                 progress: Progress, writer: ResultWriter) -> list[FileResult]:
+    """`run` or `extract`. Stopped (Ctrl-C, SIGTERM, SIGHUP), `run` leaves threads that hold page
+    workers and will not unwind: its descendants are killed and its temporary folders removed here."""
+    from papersift_cli.leftovers import kill_descendants, remove_own
+
+    try:
+        refused = _refuse_unreadable(inputs, names, writer, progress)
+        if args.command == "run":
+            return run_pipeline(inputs, names, settings, progress, args.timeout, writer, refused)
+        return extract_locally(inputs, names, settings, progress, writer, args.out, refused)
+    except KeyboardInterrupt:
+        kill_descendants()
+        remove_own()
+        raise
 
 
 def _refuse_unreadable(inputs: Sequence[Path], names: Sequence[str], writer: ResultWriter,

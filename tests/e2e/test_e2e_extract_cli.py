@@ -119,3 +119,79 @@ def _processes_in_session(session: int) -> list[int]:
             if int(fields[3]) == session and fields[0] != "Z":  # zombies are already gone
                 found.append(int(entry.name))
     return found
+
+
+def _processes_with(marker: str) -> list[int]:
+    """The processes whose environment carries ``marker`` (every descendant of the run inherits it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_kill_9_of_extract_ends_its_lanes_and_workers_and_the_next_run_removes_their_folders(
+    tmp_path: Path
+) -> None:
+    """kill -9 of the command while two lanes read long PDFs: within seconds no process of the run is
+    left, a reader of its stdout sees the end (`| cat` ends), and the lanes' folders, named after the
+    killed pid, are removed by the next run (issue 20)."""
+    from pdf_factory import numbered_pdf
+
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for index in range(4):
+        (inputs / f"long-{index}.pdf").write_bytes(numbered_pdf(1500))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    marker = f"PAPERSIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "TMPDIR": str(temp), marker.split("=")[0]: marker.split("=")[1]}
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(tmp_path / "out"), "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        assert wait_for(lambda: len(list(temp.glob("papersift-lane-*"))) == 2)
+        lanes = list(temp.glob(f"papersift-lane-{process.pid}-*"))
+        assert len(lanes) == 2, "the lanes' folders are named after the command's pid"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        assert wait_for(lambda: not _processes_with(marker), seconds=5), "a lane or worker outlived the command"
+        assert process.stdout is not None and process.stdout.read() == b"", "stdout reached its end"
+    finally:
+        for pid in _processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
+    note = tmp_path / "note.txt"
+    note.write_text("A second run, after the killed one.\n")
+    done = subprocess.run([str(PAPERSIFT), "extract", str(note), "--out", str(tmp_path / "out"), "--quiet"],
+                          check=False, env=env, stdout=subprocess.DEVNULL)
+    assert done.returncode == 0
+    assert not any(lane.exists() for lane in lanes)
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_extract_like_ctrl_c_and_leave_no_temporary_folder(
+    tmp_path: Path, stop: signal.Signals, code: int
+) -> None:
+    """What `timeout`, systemd and a closed terminal send, to the command alone: it says so, exits
+    128 + the signal's number, and leaves no process, work folder or temporary folder (issue 20)."""
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("a-scan.tif", "b-scan.tif"):
+        slow_scan(inputs / name, frames=30)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    marker = f"PAPERSIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "TMPDIR": str(temp), marker.split("=")[0]: marker.split("=")[1]}
+    process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(out), "--quiet",
+                                "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert wait_for(lambda: list(out.glob(".papersift-work-*/work")))
+    process.send_signal(stop)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert b"papersift: interrupted (" + stop.name.encode() + b")" in stderr and b"Traceback" not in stderr
+    assert wait_for(lambda: not _processes_with(marker), seconds=10), "a lane or worker outlived it"
+    assert not list(out.glob(".papersift-work-*")) and not list(temp.iterdir())

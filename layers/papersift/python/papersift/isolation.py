@@ -52,6 +52,11 @@ ResultT = TypeVar("ResultT")
 #: what the child sends for a unit: ("ok", number, value), ("raised", number, exception),
 #: ("memory", number, message)
 _OK, _RAISED, _MEMORY = "ok", "raised", "memory"
+#: the temporary folders made here are named ``<prefix><pid of the maker>-<random>``: the maker
+#: removes them, and when it was killed first, the next run knows them as left over (its owner is
+#: gone; papersift_cli.leftovers)
+UNIT_FOLDER_PREFIX = "papersift-unit-"
+FORKSERVER_FOLDER_PREFIX = "papersift-forkserver-"
 #: what a fork server imports once, so its children start with the core loaded
 FORK_SERVER_PRELOAD = ["papersift.pipeline", "papersift.formats.pdf", "papersift.ocr.stage"]
 
@@ -162,7 +167,7 @@ def _context() -> Any:
     # multiprocessing's own temp folder setting, which the fork server's socket goes under
     config: dict[str, Any] = getattr(multiprocessing.current_process(), "_config")  # noqa: B009
     if "tempdir" not in config:
-        config["tempdir"] = tempfile.mkdtemp(prefix="pymp-", dir=_SOCKET_PARENT)
+        config["tempdir"] = tempfile.mkdtemp(prefix=f"{FORKSERVER_FOLDER_PREFIX}{os.getpid()}-", dir=_SOCKET_PARENT)
         # as multiprocessing does for the folder it makes itself
         multiprocessing.util.Finalize(None, shutil.rmtree, args=(config["tempdir"], True), exitpriority=-100)
     return context
@@ -197,12 +202,16 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
            limits: Limits) -> _Worker:
     context = _context()
     reader, writer = context.Pipe(duplex=False)
-    scratch = tempfile.mkdtemp(prefix="papersift-unit-")
+    scratch = tempfile.mkdtemp(prefix=f"{UNIT_FOLDER_PREFIX}{os.getpid()}-")
+    forked = context.get_start_method() == "fork"
     # a forked child inherits the reading end too: it closes it, or, orphaned, it would write into
     # its own pipe until the pipe is full, and block there for ever
-    inherited = reader.fileno() if context.get_start_method() == "fork" else -1
+    inherited = reader.fileno() if forked else -1
+    # a fork server's child has the fork server for a parent, which lives until its last child ends
+    # (each holds the fork server's "caller alive" pipe): nothing to check there
+    parent = os.getpid() if forked else 0
     process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer, scratch,
-                                                   inherited), name="papersift-unit", daemon=True)
+                                                   inherited, parent), name="papersift-unit", daemon=True)
     process.start()
     worker = _Worker(process, reader, scratch)
     try:
@@ -239,15 +248,17 @@ def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
 
 
 def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
-           memory_mb: int, writer: Connection, scratch: str, inherited_reader: int) -> None:
+           memory_mb: int, writer: Connection, scratch: str, inherited_reader: int, parent: int) -> None:
     """The child process: the units one after another, each result sent as soon as it is ready.
     Its temporary files go to ``scratch``, which the parent removes whatever becomes of the child."""
-    _die_with_parent()
+    die_with_parent(parent)
     if inherited_reader >= 0:
         os.close(inherited_reader)
-    # Ctrl-C ends a worker at once and quietly, as it ends the C programs it may run (Tesseract):
-    # whoever started it reports the stop
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Ctrl-C (and a stop signal: SIGTERM, SIGHUP) ends a worker at once and quietly, as it ends the
+    # C programs it may run (Tesseract): whoever started it reports the stop. The parent's own
+    # handlers (a command's, which report the stop) are not the child's.
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, signal.SIG_DFL)
     tempfile.tempdir = scratch  # this process's own: it ends with the unit
     os.environ["TMPDIR"] = scratch
     state: object = None
@@ -283,14 +294,24 @@ def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """A worker whose parent was killed (kill -9 of `papersift extract`) read on for nobody; Linux
-    ends it with its parent instead. Elsewhere it ends at its next result (its pipe is broken)."""
+#: the signals that stop a run, as Ctrl-C does: a terminal's, `timeout`'s and systemd's, a closed terminal's
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def die_with_parent(parent: int) -> None:
+    """Call first thing in a forked child: it is killed when its parent ends. A worker whose parent
+    was killed (kill -9 of `papersift extract`) read on for nobody, holding the caller's stdout
+    open; Linux ends it with its parent instead (elsewhere it ends at its next result: its pipe is
+    broken). ``parent``: the pid that forked it, which may have died before the child got here, and
+    then the child ends at once (0: not checked). The parent must be the thread that forked it: the
+    signal comes when that thread ends."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    if parent and os.getppid() != parent:  # orphaned before prctl: no signal will come
+        os._exit(1)
 
 
 def _limit_memory(memory_mb: int) -> None:

@@ -1,0 +1,109 @@
+"""What a run leaves in the temporary folder when it cannot clean up itself (kill -9, an OOM kill,
+a power cut), and how the next run recognises and removes it.
+
+Every temporary folder papersift makes is named after the process that made it and removes it:
+``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as the extract's
+work folder is (``.papersift-work-<pid>-<random>``). A folder whose owner is gone is left over. Gone
+means no process has that pid, or the one that has it started after the folder last changed (the
+pid was reused: its owner had started before it made the folder). A folder of another user is never
+touched, nor one of a live owner: two runs side by side keep each other's.
+
+Why not "older than N minutes": a page may be read for many minutes, and the next run, started
+right after a killed one, should find the killed one's folders gone, not wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+#: the kinds of temporary folder papersift makes in the system's temporary folder
+TEMP_KINDS = ("lane", "unit", "forkserver")
+_TEMP_FOLDER = re.compile(r"papersift-(?:" + "|".join(TEMP_KINDS) + r")-([0-9]+)-[a-z0-9_]{8}")
+#: a process's start time is known to the clock tick; a folder's change time may round the other way
+_START_SLACK_SECONDS = 1.0
+
+
+def temp_prefix(kind: str) -> str:
+    """``papersift-<kind>-<this pid>-``: the prefix for ``tempfile.mkdtemp``."""
+    assert kind in TEMP_KINDS, kind
+    return f"papersift-{kind}-{os.getpid()}-"
+
+
+def owner_gone(pid: int, changed: float) -> bool:
+    """No process ``pid`` made a folder last changed at ``changed`` (epoch seconds) and still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process: alive
+        pass
+    started = process_start_time(pid)
+    return started is not None and started > changed + _START_SLACK_SECONDS
+
+
+def process_start_time(pid: int) -> float | None:
+    """When ``pid`` started (epoch seconds), from /proc; None where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, IndexError, StopIteration, ValueError):
+        return None
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 (starttime), after pid and comm
+
+
+def remove_stale(folder: Path | None = None) -> list[Path]:
+    """Remove the left-over ``papersift-<kind>-<pid>-*`` folders of this user in ``folder`` (the
+    system's temporary folder by default); return those removed."""
+    removed = []
+    for path in Path(folder or tempfile.gettempdir()).glob("papersift-*"):
+        match = _TEMP_FOLDER.fullmatch(path.name)
+        if match is None:
+            continue
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not path.is_dir() or path.is_symlink() or info.st_uid != os.getuid():
+            continue
+        if owner_gone(int(match.group(1)), info.st_mtime):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def remove_own(folder: Path | None = None) -> None:
+    """Remove this process's ``papersift-<kind>-<pid>-*`` folders: at the end of a run that was
+    stopped while threads still held page workers (`papersift run`), which will not unwind."""
+    for kind in TEMP_KINDS:
+        for path in Path(folder or tempfile.gettempdir()).glob(f"{temp_prefix(kind)}*"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process descended from this one (the fork server, its page workers, the programs
+    they run): a stopped `papersift run` leaves none reading on for nobody. From /proc; nothing
+    where there is none."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
