@@ -207,21 +207,15 @@ def test_suspect_text_on_a_page_with_images_needs_ocr(monkeypatch: pytest.Monkey
     assert page.report.status == "needs_ocr"
 
 
-def test_page_and_report_dicts_are_what_asdict_gives_only_built_flat() -> None:
-    """to_dict skips asdict's deep recursion for speed; the JSON must stay the same."""
+def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
+    """PageContent.to_dict skips asdict's deep recursion for speed; the JSON must stay the same
+    (the report's own dicts: tests/unit/test_report_models.py)."""
     import dataclasses
 
     from papersift.content import Table
-    from papersift.report import ErrorRecord, ExtractionReport, MemberReport
 
     page = pdf.extract_pages(differences_font_pdf(), SETTINGS, 1, 1)[0]
     page.tables.append(Table(rows=[["a", "b"], ["1", "2"]], title="t"))
     page.records.append({"a": [1, 2]})
     assert page.report.attempts and page.report.signals
-    assert page.to_dict() == {**dataclasses.asdict(page), "report": dataclasses.asdict(page.report)}
-    report = ExtractionReport(doc_id="d", source={"key": ["k"]}, detected_type="pdf", mime_type="application/pdf",
-                              detected_by="magic", status="needs_review", reason="", page_count=1, pages=[page.report],
-                              members=[MemberReport(path="a.txt", status="clean")],
-                              errors=[ErrorRecord(code="c", reason="r")], settings={"passwords": ["x"]})
-    assert report.to_dict() == {**dataclasses.asdict(report), "trusted": False, "error_code": "c"}
-    assert report.to_dict()["settings"] is not report.settings
+    assert page.to_dict() == {**dataclasses.asdict(page), "report": page.report.to_dict()}

@@ -27,9 +27,10 @@ def page(number: int, status: str = "clean", engine: str = "pdfium", confidence:
 
 def report(pages: list[PageReport], **changes: object) -> ExtractionReport:
     values: dict[str, object] = dict(
-        doc_id="d" + "0" * 40, source={"name": "tender.pdf", "key": "incoming/tender.pdf"}, detected_type="pdf",
-        mime_type="application/pdf", detected_by="magic", status="needs_review", reason="1 page(s) needs_ocr of 3",
-        page_count=len(pages), pages=pages, created_at="2026-12-01T09:00:00+00:00", papersift_version="0.1.0")
+        doc_id="d" + "0" * 40, source={"bucket": "b", "key": "incoming/tender.pdf", "name": "tender.pdf"},
+        detected_type="pdf", mime_type="application/pdf", detected_by="magic", status="needs_review",
+        reason="1 page(s) needs_ocr of 3", page_count=len(pages), pages=pages,
+        created_at="2026-12-01T09:00:00+00:00", papersift_version="0.1.0")
     values.update(changes)
     return ExtractionReport(**values)  # type: ignore[arg-type]
 
@@ -51,7 +52,7 @@ class _Elements(HTMLParser):
 
 def test_document_text_name_and_reasons_are_escaped_never_markup() -> None:
     hostile = report([page(1, "needs_ocr", reason=HOSTILE, signals=[HOSTILE])], reason=HOSTILE,
-                     source={"name": HOSTILE + ".pdf"},
+                     source={"bucket": "b", "key": "incoming/x.pdf", "name": HOSTILE + ".pdf"},
                      members=[MemberReport(path=f"a/{HOSTILE}.txt", status="clean", reason=HOSTILE, doc_id="d1")])
     html = render_report_page(hostile, {1: HOSTILE})
     elements = _Elements(html)
@@ -146,8 +147,8 @@ def test_member_tree_nests_by_path_links_member_reports_and_keeps_statuses() -> 
 
 
 def test_cost_ledger_is_shown_whatever_its_nesting() -> None:
-    cost = {"ocr_usd": 0.0015, "pages_by_engine": {"pdfium": 3, "tesseract": 1}, "estimated_usd": 0.0}
+    cost = {"pages_by_engine": {"pdfium": 3, "tesseract": 1}, "usd": {"total": 0.0}, "usd_all_textract": 0.0015}
     html = render_report_page(report([page(1)], cost=cost))
     ledger = html[html.index('id="cost-ledger"'):]
-    for label, value in (("ocr usd", "0.0015"), ("pages by engine / tesseract", "1"), ("estimated usd", "0")):
+    for label, value in (("usd all textract", "0.0015"), ("pages by engine / tesseract", "1"), ("usd / total", "0")):
         assert re.search(rf"<th>{label}</th><td class=\"num\">{re.escape(value)}</td>", ledger), label

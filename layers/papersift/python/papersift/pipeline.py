@@ -438,7 +438,7 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
         detected_type=plan.kind if plan else "unknown",
         mime_type=plan.mime if plan else "",
         detected_by=plan.detected_by if plan else "",
-        status="",
+        status=DocumentStatus.FAILED,  # until the verdict: the model refuses a status that is none
         reason="",
         page_count=0,
         settings=settings.public_dict(),

@@ -1,19 +1,46 @@
 """ExtractionReport: what happened to a document and to each of its pages, and why.
 
-Reports are plain dataclasses that round-trip through JSON (``to_dict``/``from_dict``)
-because they cross Lambda boundaries via S3. ``schema/report.schema.json`` is the
-published contract; tests validate real reports against it.
+Reports are pydantic models because they cross Lambda boundaries via S3 and are read back
+(an archive's members, the API, ``papersift extract``): ``from_dict`` validates what it reads,
+so a malformed report fails where it is read, naming the field, instead of deep in whoever
+uses it. ``schema/report.schema.json`` is the published contract, generated from these models
+(``scripts/write_report_schema.py``; a test fails when it drifts); tests validate real reports
+against it.
+
+The models are not frozen: a report is assembled by mutation in many places (the pipeline sets
+a document's pages, counts, status and cost one by one; the extractors append signals and
+extend reasons), so assignment is validated instead (``validate_assignment``). ``to_dict`` writes
+every field, None and empty ones included, in declaration order, then ``trusted`` and
+``error_code``: the bytes of report.json are those the dataclasses wrote (numbers included: an
+int given for a float field stays an int, see ``Number``).
 """
 
 from __future__ import annotations
 
-import copy
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, Self
+
+import annotated_types
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    ValidationError,
+    WithJsonSchema,
+    computed_field,
+)
+from typing_extensions import TypedDict  # pydantic needs typing_extensions' on Python < 3.12
+
+from papersift.errors import PapersiftError
 
 
 class PageStatus(StrEnum):
+    """How a page ended. truncated: real text cut short by a safety limit or a bomb (signals:
+    truncated and the limit's code)."""
+
     CLEAN = "clean"  # text layer trusted as is
     RECOVERED = "recovered"  # a later engine fixed a suspect text layer
     NEEDS_OCR = "needs_ocr"  # no trustworthy text layer; OCR not run (mode off)
@@ -28,6 +55,9 @@ class PageStatus(StrEnum):
 
 
 class DocumentStatus(StrEnum):
+    """How a document ended. limit_exceeded: a safety limit or a bomb refused the document or cut
+    its text short (error_code says which); failed: a failure of papersift's own."""
+
     CLEAN = "clean"
     PARTIALLY_RECOVERED = "partially_recovered"
     NEEDS_REVIEW = "needs_review"  # some pages need OCR or are low-confidence
@@ -73,8 +103,75 @@ def status_for_error(code: str) -> DocumentStatus:
     return _STATUS_OF_ERROR_CODE.get(code, DocumentStatus.FAILED)
 
 
-@dataclass
-class ErrorRecord:
+#: the published schema's identity (``scripts/write_report_schema.py`` writes it)
+SCHEMA_ID = "https://papersift.dev/schema/report.schema.json"
+
+
+# JSON numbers are kept as the code gave them: an int stays an int (``sum([])`` is 0, written ``0``),
+# where pydantic's ``float`` would turn it into ``0.0`` and change report.json's bytes
+Number = Annotated[float | int, WithJsonSchema({"type": "number"})]
+NonNegativeNumber = Annotated[float | int, annotated_types.Ge(0), WithJsonSchema({"type": "number", "minimum": 0})]
+Fraction = Annotated[float | int, annotated_types.Interval(ge=0, le=1),
+                     WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})]
+Count = Annotated[int, annotated_types.Ge(0)]
+
+
+def _member_of(values: Iterable[object]) -> Callable[[Any], Any]:
+    """A validator that refuses a value not among ``values``. The status fields are typed ``str``
+    (the code passes ``str(PageStatus.X)`` and plain strings) but only take the enum's values."""
+    allowed = tuple(values)
+
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(map(str, allowed))}")
+        return value
+
+    return check
+
+
+def _enum_schema(values: Iterable[object], description: str | None = None) -> WithJsonSchema:
+    schema: dict[str, Any] = {"enum": list(values)}
+    return WithJsonSchema({**schema, "description": " ".join(description.split())} if description else schema)
+
+
+DocumentStatusValue = Annotated[str, AfterValidator(_member_of(DocumentStatus)),
+                                _enum_schema([str(s) for s in DocumentStatus], DocumentStatus.__doc__)]
+PageStatusValue = Annotated[str, AfterValidator(_member_of(PageStatus)),
+                            _enum_schema([str(s) for s in PageStatus], PageStatus.__doc__)]
+OCR_ENGINES = ("tesseract", "textract")
+ORIENTATIONS = (0, 90, 180, 270)
+
+
+class ReportModel(BaseModel):
+    """Base of the report's records: unknown fields are refused (a renamed field fails where the
+    report is read), assignment is validated (reports are built by mutation, see the module
+    docstring), and the validator is built on first use, not at import (cold start)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True,
+                              json_schema_serialization_defaults_required=True)
+
+    def replace(self, **changes: Any) -> Self:
+        """``dataclasses.replace`` for a record: a new one with ``changes``, validated (pydantic's
+        ``model_copy(update=...)`` is not, and would let a plain str into an enum field)."""
+        return self.model_validate({**self.__dict__, **changes})
+
+    @classmethod
+    def _validated(cls, data: Any) -> Any:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise PapersiftError(f"not a valid {cls.__name__}: {_problems(exc)}") from exc
+
+
+def _problems(exc: ValidationError) -> str:
+    """The first few problems, each with the path of the field at fault (pages.3.status: ...)."""
+    shown = [f"{'.'.join(str(part) for part in error['loc']) or '(top)'}: {error['msg']}"
+             for error in exc.errors()[:3]]
+    more = exc.error_count() - len(shown)
+    return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+class ErrorRecord(ReportModel):
     """A failure with a machine code, a human reason and where it happened."""
 
     code: str
@@ -89,75 +186,67 @@ class ErrorRecord:
         return cls(code=str(code), reason=reason, engine=engine, page=page)
 
 
-@dataclass
-class EngineAttempt:
+class EngineAttempt(ReportModel):
     """One engine's try on one page: kept so a reader sees the whole ladder."""
 
     engine: str
-    chars: int
-    score: float
-    seconds: float
-    signals: list[str] = field(default_factory=list)
+    chars: Count
+    score: Number
+    seconds: NonNegativeNumber
+    signals: list[str] = Field(default_factory=list)
     error: str | None = None
 
 
-@dataclass
-class OcrDetails:
-    """How OCR read a page: what a reader needs to judge the text, and to reproduce it."""
+class OcrDetails(ReportModel):
+    """How OCR read a page (or its pictures): what a reader needs to judge the text, and to reproduce it."""
 
-    engine: str  # tesseract, textract
-    api: str | None = None  # the Textract operation (DetectDocumentText, AnalyzeDocument)
-    model: str | None = None  # the Tesseract model(s): eng+por+spa, deu, jpn_vert ...
-    script: str | None = None  # the script orientation and script detection named
-    orientation: int = 0  # degrees the picture was turned to read it upright
-    skew: float = 0.0  # degrees of skew corrected
-    confidence: float | None = None  # the engine's mean word confidence, 0..1
-    words: int = 0
-    dpi: float = 0.0  # the resolution the page was drawn at
-    renderer: str = ""  # pdfium, poppler, pillow
-    regions: int = 0  # pictures of a sound page whose text was added (0: the whole page was read)
-    notes: list[str] = field(default_factory=list)
+    engine: Annotated[str, AfterValidator(_member_of(OCR_ENGINES)), _enum_schema(OCR_ENGINES)]
+    api: str | None = Field(default=None, description="the Textract operation (DetectDocumentText, AnalyzeDocument)")
+    model: str | None = Field(default=None, description="the Tesseract model(s), e.g. eng+por+spa, deu, jpn_vert")
+    script: str | None = Field(default=None, description="the script orientation and script detection named")
+    orientation: Annotated[int, AfterValidator(_member_of(ORIENTATIONS)), _enum_schema(ORIENTATIONS)] = Field(
+        default=0, description="degrees the picture was turned to read it upright")
+    skew: Number = Field(default=0.0, description="degrees of skew corrected")
+    confidence: Fraction | None = Field(default=None, description="the engine's mean word confidence, 0..1")
+    words: Count = 0
+    dpi: NonNegativeNumber = Field(default=0.0, description="the resolution the page was drawn at")
+    renderer: str = Field(default="", description="pdfium, poppler, pillow")
+    regions: Count = Field(default=0,
+                           description="pictures of a sound page whose text was added (0: the whole page was read)")
+    notes: list[str] = Field(default_factory=list)
 
 
-@dataclass
-class PageReport:
-    number: int
-    status: str
+class PageReport(ReportModel):
+    """One page (or unit: a sheet, a slide deck, a whole text file): how it ended, which engine's
+    text was kept, and every engine's try."""
+
+    number: int = Field(ge=1)
+    status: PageStatusValue
     engine: str | None
-    char_count: int
-    confidence: float
+    char_count: Count
+    confidence: Fraction
     reason: str
-    seconds: float = 0.0
-    signals: list[str] = field(default_factory=list)
+    seconds: NonNegativeNumber = 0.0
+    signals: list[str] = Field(default_factory=list)
     language: str | None = None
-    attempts: list[EngineAttempt] = field(default_factory=list)
-    errors: list[ErrorRecord] = field(default_factory=list)
-    tables: int = 0
-    ocr_cost_usd: float = 0.0
-    #: set when OCR read the page (or its pictures)
-    ocr: OcrDetails | None = None
+    attempts: list[EngineAttempt] = Field(default_factory=list)
+    errors: list[ErrorRecord] = Field(default_factory=list)
+    tables: Count = 0
+    ocr_cost_usd: NonNegativeNumber = 0.0
+    ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
 
     def to_dict(self) -> dict[str, Any]:
-        """``asdict(self)``, built flat: every field is a plain value or a list of flat records, and
-        asdict's generic recursion cost ~2 ms a page (1.4 s of a 352-page ``papersift extract``)."""
-        out = dict(vars(self))
-        out["signals"] = list(self.signals)
-        out["attempts"] = [dict(vars(a), signals=list(a.signals)) for a in self.attempts]
-        out["errors"] = [dict(vars(e)) for e in self.errors]
-        out["ocr"] = None if self.ocr is None else dict(vars(self.ocr), notes=list(self.ocr.notes))
-        return out
+        """Every field, None and empty ones included, in declaration order (the page work files)."""
+        return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageReport:
-        data = dict(data)
-        data["attempts"] = [EngineAttempt(**a) for a in data.get("attempts", [])]
-        data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]
-        data["ocr"] = OcrDetails(**data["ocr"]) if data.get("ocr") else None
-        return cls(**data)
+        """Read a page report, validated: a malformed one raises PapersiftError naming the field."""
+        page: PageReport = cls._validated(data)
+        return page
 
 
-@dataclass
-class MemberReport:
+class MemberReport(ReportModel):
     """One archive member: its path inside the archive and how it ended."""
 
     path: str
@@ -166,37 +255,84 @@ class MemberReport:
     detected_type: str | None = None
     size: int | None = None
     doc_id: str | None = None
-    page_count: int = 0
-    #: the name as the archive stores it, when ``path`` differs (sanitized, renamed duplicate, not UTF-8)
-    original_name: str | None = None
+    page_count: Count = 0
+    original_name: str | None = Field(
+        default=None, description="the name as the archive stores it, when path differs (sanitized, renamed "
+                                  "duplicate, not UTF-8: bytes that are not UTF-8 as \\xNN escapes)")
 
 
-@dataclass
-class ExtractionReport:
-    doc_id: str
-    source: dict[str, Any]
-    detected_type: str
+class Source(TypedDict):
+    """Where the document came from."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    bucket: str
+    key: str
+    name: Annotated[str, Field(description="the file's own name; bytes that are not UTF-8 as \\xNN escapes")]
+    size: NotRequired[Count]
+    parent_doc_id: NotRequired[str]
+    archive_path: NotRequired[Annotated[str, Field(description="relative path of this member inside its archive")]]
+
+
+Counts = dict[str, Count]
+Amounts = dict[str, NonNegativeNumber]
+#: the code builds and reads these as plain dicts; they are validated (and documented) as the TypedDicts
+SourceDict = Annotated[dict[str, Any], GetPydanticSchema(lambda _type, handler: handler.generate_schema(Source))]
+
+
+class CostLedger(TypedDict, total=False):
+    """The cost ledger (papersift.ledger): what the document used and what it is estimated to cost,
+    beside sending every page to Textract. Empty when no ledger was made."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
+    pages_by_engine: Counts
+    textract_pages: Annotated[Counts, Field(description="pages sent to Textract, by API")]
+    lambda_gb_seconds: Annotated[Amounts, Field(description="duration x memory, by function")]
+    lambda_invocations: Counts
+    state_transitions: Annotated[Count, Field(
+        description="Step Functions state transitions (estimated from the workflow's shape)")]
+    usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, total")]
+    usd_all_textract: Annotated[NonNegativeNumber, Field(
+        description="estimated USD had every page been sent to Textract")]
+
+
+CostLedgerDict = Annotated[dict[str, Any],
+                           GetPydanticSchema(lambda _type, handler: handler.generate_schema(CostLedger))]
+
+
+class ExtractionReport(ReportModel):
+    """What happened to one document and to each of its pages, and why."""
+
+    doc_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,80}$")
+    source: SourceDict
+    detected_type: str = Field(description="format family decided from the bytes (pdf, docx, zip, ...)")
     mime_type: str
-    detected_by: str
-    status: str
+    detected_by: str = Field(description="magic, container, content, extension or empty")
+    status: DocumentStatusValue
     reason: str
-    page_count: int
-    pages: list[PageReport] = field(default_factory=list)
-    members: list[MemberReport] = field(default_factory=list)
-    engines: dict[str, int] = field(default_factory=dict)
-    char_count: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-    errors: list[ErrorRecord] = field(default_factory=list)
-    cost: dict[str, float] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)
+    page_count: Count
+    engines: Counts = Field(default_factory=dict, description="pages produced by each engine")
+    char_count: Count = 0
+    timings: Amounts = Field(default_factory=dict, description="seconds, by step")
+    cost: CostLedgerDict = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict, description="the settings the document was read with")
     papersift_version: str = ""
-    created_at: str = ""
-    schema_version: int = 1
+    created_at: str = Field(default="", json_schema_extra={"format": "date-time"})
+    schema_version: Literal[1] = 1
+    # the lists come last, as report.json has always had them
+    pages: list[PageReport] = Field(default_factory=list)
+    members: list[MemberReport] = Field(default_factory=list)
+    errors: list[ErrorRecord] = Field(default_factory=list)
 
+    @computed_field(description="true only for clean and partially_recovered")  # type: ignore[prop-decorator]
     @property
     def trusted(self) -> bool:
         return self.status in TRUSTED_DOCUMENT_STATUSES
 
+    @computed_field(description="why the document is not what it seems, '' when nothing went wrong: an error code "  # type: ignore[prop-decorator]
+                                "(corrupt, encrypted, ...) or the limit that cut it short (limit_exceeded, "
+                                "decompression_bomb, entity_bomb, nesting_too_deep, external_entity)")
     @property
     def error_code(self) -> str:
         """The machine code of why the document is not what it seems ('' when nothing went wrong):
@@ -209,21 +345,34 @@ class ExtractionReport:
         return ""
 
     def to_dict(self) -> dict[str, Any]:
-        out = {name: copy.deepcopy(value) for name, value in vars(self).items()
-               if name not in ("pages", "members", "errors")}
-        out["pages"] = [page.to_dict() for page in self.pages]
-        out["members"] = [asdict(member) for member in self.members]
-        out["errors"] = [asdict(error) for error in self.errors]
-        out["trusted"] = self.trusted
-        out["error_code"] = self.error_code
-        return out
+        """report.json: every field, None and empty ones included, in declaration order (the
+        scalars and dicts, then pages, members and errors), then ``trusted`` and ``error_code``."""
+        return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractionReport:
-        data = dict(data)
-        data.pop("trusted", None)
-        data.pop("error_code", None)
-        data["pages"] = [PageReport.from_dict(p) for p in data.get("pages", [])]
-        data["members"] = [MemberReport(**m) for m in data.get("members", [])]
-        data["errors"] = [ErrorRecord(**e) for e in data.get("errors", [])]
-        return cls(**data)
+        """Read a report, validated (``trusted`` and ``error_code`` are derived, and dropped): a
+        malformed one raises PapersiftError naming the field at fault."""
+        data = {name: value for name, value in data.items() if name not in ("trusted", "error_code")} \
+            if isinstance(data, dict) else data
+        report: ExtractionReport = cls._validated(data)
+        return report
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema of report.json, from the models (what ``to_dict`` writes: serialization mode,
+    so every field is required and ``trusted``/``error_code`` are in it)."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class _Generator(GenerateJsonSchema):
+        """``json_schema_serialization_defaults_required`` marks every field present (to_dict writes
+        them all), but it would also require a TypedDict's optional keys (the ledger may be empty)."""
+
+        def field_is_required(self, field: Any, total: bool) -> bool:
+            if field["type"] == "typed-dict-field":
+                return bool(field.get("required", total))
+            return super().field_is_required(field, total)
+
+    schema = ExtractionReport.model_json_schema(mode="serialization", schema_generator=_Generator)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+            "title": "papersift ExtractionReport", **{k: v for k, v in schema.items() if k != "title"}}

@@ -210,7 +210,7 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
     verdict = best.verdict
     if layer is not None and base is not None and _layer_stands(layer, best):
         # the text layer reads better than OCR did (an invisible layer of fair quality): keep it
-        report = replace(base, attempts=all_attempts, errors=all_errors,
+        report = base.replace(attempts=all_attempts, errors=all_errors,
                          reason=f"{base.reason}; OCR read no better ({_engine_name(best.reading)} scored "
                                 f"{verdict.score:.2f})", seconds=round(base.seconds + _since(started), 4),
                          ocr=_details(best.reading, task, notes))
@@ -312,13 +312,13 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
     if not texts:
         notes.append(f"no text read with confidence in {len(task.regions)} picture(s)")
         details = _details(used[0], task, notes) if used else None
-        kept = replace(report, attempts=all_attempts, errors=all_errors, seconds=seconds, ocr=details)
+        kept = report.replace(attempts=all_attempts, errors=all_errors, seconds=seconds, ocr=details)
         return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[])
     engines_used = sorted({r.engine for r in used})
     text = "\n\n".join([layer.text, *texts]) if layer.text.strip() else "\n\n".join(texts)
     confidence = min([report.confidence, *(r.confidence for r in used if r.confidence is not None)])
-    merged = replace(
-        report, status=str(PageStatus.OCR), engine="+".join([report.engine or "text-layer", *engines_used]),
+    merged = report.replace(
+        status=str(PageStatus.OCR), engine="+".join([report.engine or "text-layer", *engines_used]),
         char_count=len(text), confidence=round(confidence, 3), seconds=seconds,
         reason=f"text layer kept ({report.reason.rstrip('.')}); {'+'.join(engines_used)} read "
                f"{len(texts)} of {len(task.regions)} picture(s) on the page and their text follows it",
