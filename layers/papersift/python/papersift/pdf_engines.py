@@ -30,8 +30,10 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from papersift import pdf_fonts
+from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.pdf_fonts import FontEvidence
+from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 
 _T = TypeVar("_T")
@@ -391,6 +393,7 @@ class PdfHandle:
         self._miner: _Pdfminer | None = None
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
+        self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
@@ -500,6 +503,8 @@ class PdfHandle:
                 self._plumber.close()
         if self.pdfium is not None:
             self._release_page()
+            if self._forms is not None:
+                self._forms.close()
             self.pdfium.close()
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
@@ -567,6 +572,19 @@ class PdfHandle:
     def _pypdf_text(self, number: int) -> str:
         text: str = self.pypdf.pages[number - 1].extract_text() or ""
         return text
+
+    def form_fields(self, number: int) -> list[FormField]:
+        """Filled form fields and annotation texts of page ``number`` (pdf_forms), and on page 1
+        an XFA-only form's data; empty when pdfium cannot read the document. A page without
+        annotations costs one call."""
+        if self.pdfium is None:
+            return []
+        if self._forms is None:
+            self._forms = FormReader(self.pdfium.raw)
+        forms = self._forms
+        found = self._on_text_page(number, lambda page, textpage: forms.page_fields(page)
+                                   if pdfium_c.FPDFPage_GetAnnotCount(page) > 0 else [])
+        return [*found, *forms.xfa_fields()] if number == 1 else found
 
     def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
