@@ -40,6 +40,37 @@ def numbered_pdf(count: int, template: str = "This is page number {n} of the doc
     return text_pdf([template.format(n=n) for n in range(1, count + 1)])
 
 
+def rotated_pdf(lines: Sequence[str], rotate: int) -> bytes:
+    """One page of upright ``lines`` (text_pdf's), then shown turned by its /Rotate (degrees
+    clockwise, set with pypdf): the text reads in the page's own frame, whatever the display does."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf([lines]))))
+    writer.pages[0].rotate(rotate)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def turned_text_pdf(lines: Sequence[str], degrees: int, rotate: int = 0) -> bytes:
+    """``lines`` drawn with a text matrix turned ``degrees`` counter-clockwise about the middle of
+    an A4 page (reportlab's rotate), the page itself turned by ``rotate`` (/Rotate, clockwise)."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.translate(A4[0] / 2, A4[1] / 2)
+    pdf.rotate(degrees)
+    pdf.setFont("Helvetica", 11)
+    for row, line in enumerate(lines):
+        pdf.drawString(-250, 200 - 16 * row, line)
+    pdf.showPage()
+    pdf.save()
+    if not rotate:
+        return buffer.getvalue()
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(buffer.getvalue())))
+    writer.pages[0].rotate(rotate)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def _noise_image(width: int = 400, height: int = 300) -> ImageReader:
     from PIL import Image, ImageDraw
 

@@ -41,6 +41,66 @@ class Table:
         return "\n".join(lines)
 
 
+#: how text.txt names an annotation's text (a field's line starts with the field's name)
+_ANNOTATION_LABELS = {"note": "Note", "freetext": ""}
+
+
+@dataclass
+class FormField:
+    """A value the page shows outside its text layer: a filled form field (text, choice,
+    checkbox, radio), the data of an XFA form, or an annotation's text (freetext: a text box
+    typed onto the page; note: a sticky note). ``name`` is the field's name (its tooltip when it
+    has one), the note's author; ``value`` what was filled in or typed."""
+
+    name: str
+    value: str
+    kind: str
+
+    def line(self) -> str:
+        """The field as text.txt has it: ``name: value``; a text box's text as it is drawn."""
+        label = _ANNOTATION_LABELS.get(self.kind, self.name)
+        if self.kind == "note" and self.name:
+            label = f"{label} ({self.name})"
+        return f"{label}: {self.value}" if label else self.value
+
+    def to_markdown(self) -> str:
+        label = _ANNOTATION_LABELS.get(self.kind, self.name)
+        if self.kind == "note" and self.name:
+            label = f"{label} ({self.name})"
+        value = self.value.replace("\n", "  \n  ")  # a multi-line value stays in its list item
+        return f"- **{label}:** {value}" if label else f"- {value}"
+
+
+def form_fields_text(fields: list[FormField]) -> str:
+    """The lines a page's form fields add after its text."""
+    return "\n".join(f.line() for f in fields)
+
+
+#: kinds whose value is no text the page draws (a check mark stands for "Yes"): never in the layer
+_STATE_KINDS = frozenset({"checkbox", "radio"})
+#: a value this long (non-space characters) is in the text layer wherever it occurs in it; a
+#: shorter one only as words of their own ("1" is inside every page number)
+_SUBSTRING_VALUE = 8
+
+
+def new_fields(fields: list[FormField], text: str) -> list[FormField]:
+    """The fields whose value the page's text does not hold already (whitespace aside): a
+    flattened form's values are in its text layer, and so are the appearances poppler draws."""
+    if not fields:
+        return fields
+    words = f" {' '.join(text.split())} "
+    squeezed = "".join(text.split())
+    kept = []
+    for found in fields:
+        if found.kind not in _STATE_KINDS:
+            value = " ".join(found.value.split())
+            compact = value.replace(" ", "")
+            if f" {value} " in words or (len(compact) >= _SUBSTRING_VALUE and compact in squeezed):
+                continue
+        kept.append(found)
+    return kept
+
+
 @dataclass
 class PageContent:
     """One extracted unit. ``markdown`` is None when the text itself is the Markdown body."""
@@ -60,15 +120,25 @@ class PageContent:
     ocr_reason: str = ""
     #: for "pictures": their boxes as fractions of the page (x0, y0, x1, y1 from the top left)
     ocr_regions: list[list[float]] = field(default_factory=list)
+    #: values the page shows outside its text layer (form fields, annotation texts): ``text``
+    #: ends with their lines (form_fields_text), document.md lists them under their own marker
+    form_fields: list[FormField] = field(default_factory=list)
 
     def to_markdown(self) -> str:
         body = self.markdown if self.markdown is not None else self.text
+        if self.form_fields and self.markdown is None:
+            tail = form_fields_text(self.form_fields)
+            if body.endswith(tail):
+                body = body[: len(body) - len(tail)]
         parts = [body.rstrip()] if body.strip() else []
         if self.markdown is None:
             for table in self.tables:
                 md = table.to_markdown()
                 if md:
                     parts.append(f"<!-- table page={self.number} index={table.index} -->\n{md}")
+        if self.form_fields:
+            listed = "\n".join(f.to_markdown() for f in self.form_fields)
+            parts.append(f"<!-- form fields page={self.number} count={len(self.form_fields)} -->\n{listed}")
         return "\n\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +148,7 @@ class PageContent:
         out["tables"] = [asdict(table) for table in self.tables]
         out["records"] = [copy.deepcopy(record) for record in self.records]
         out["ocr_regions"] = [list(box) for box in self.ocr_regions]
+        out["form_fields"] = [asdict(f) for f in self.form_fields]
         return out
 
     @classmethod
@@ -85,4 +156,5 @@ class PageContent:
         data = dict(data)
         data["report"] = PageReport.from_dict(data["report"])
         data["tables"] = [Table(**t) for t in data.get("tables", [])]
+        data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
         return cls(**data)

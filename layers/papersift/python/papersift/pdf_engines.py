@@ -16,6 +16,7 @@ import ctypes
 import functools
 import io
 import itertools
+import math
 import os
 import re
 import shutil
@@ -29,8 +30,10 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from papersift import pdf_fonts
+from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.pdf_fonts import FontEvidence
+from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 
 _T = TypeVar("_T")
@@ -96,13 +99,13 @@ def count_unmapped(text: str) -> int:
     return controls if text.isascii() else controls + text.count("\ufffd")
 
 
-def _page_text_and_layout(number: int, page: Any, textpage: Any) -> tuple[str, LayoutProbe]:
+def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> tuple[str, LayoutProbe]:
     c = pdfium_c
     # the visible page box, as pypdfium2's get_text_bounded: full Unicode, unlike GetText
     box = c.FS_RECTF()
     if not c.FPDF_GetPageBoundingBox(page, box):
         raise EngineError(f"pdfium could not read the bounding box of page {number}")
-    text = _bounded_text(textpage, box)
+    text = _turned_text(textpage, turn, box) if turn else _bounded_text(textpage, box)
     if len(text) > PROBE_TEXT_CHARS and _has_nonspace(text, PROBE_TEXT_CHARS):
         # the verdict reads the layout only for pages with little text (scans, images of
         # text): a page of prose skips the object walk
@@ -115,6 +118,73 @@ def _has_nonspace(text: str, wanted: int) -> bool:
     prose does): counting a whole page of non-ASCII prose costs ~25 microseconds, on every page."""
     head = text[: 4 * wanted]
     return nonspace_count(head) >= wanted or (len(head) < len(text) and nonspace_count(text) >= wanted)
+
+
+#: characters sampled for the direction most of a page's glyphs are turned in
+GLYPH_TURN_SAMPLES = 9
+#: a glyph this close (degrees) to a quarter turn is turned by it; further off (a diagonal
+#: watermark, a skewed scan's layer) it says nothing about the page's reading direction
+QUARTER_TURN_TOLERANCE = 5.0
+#: the glyphs' "up" in page space, for each quarter turn clockwise
+_GLYPH_UP = ((0.0, 1.0), (1.0, 0.0), (0.0, -1.0), (-1.0, 0.0))
+#: a baseline this far (in font sizes) across the glyphs' direction from the last one starts a line
+NEW_LINE_SHIFT = 0.5
+
+
+def _glyph_turn(textpage: Any) -> int:
+    """Quarter turns (clockwise, 0-3) by which most of the page's glyphs are turned in the page's
+    own space (its content, before /Rotate): 0 for upright text, and when no turn has a majority
+    of the sampled characters. A handful of characters spread over the page decide: a turned
+    side label on an upright page (arXiv's margin stamp) is outvoted."""
+    c = pdfium_c
+    count = c.FPDFText_CountChars(textpage)
+    if count <= 0:
+        return 0
+    votes = [0, 0, 0, 0]
+    step = max(count // GLYPH_TURN_SAMPLES, 1)
+    for index in range(step // 2, count, step):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32:  # spaces and pdfium's own line breaks
+            continue
+        angle = c.FPDFText_GetCharAngle(textpage, index)
+        if angle < 0:
+            continue
+        degrees = math.degrees(angle)
+        quarter = round(degrees / 90)
+        if abs(degrees - 90 * quarter) <= QUARTER_TURN_TOLERANCE:
+            votes[quarter % 4] += 1
+    turn = max(range(4), key=votes.__getitem__)
+    return turn if 2 * votes[turn] > sum(votes) else 0
+
+
+def _turned_text(textpage: Any, turn: int, box: Any) -> str:
+    """The page's text when its glyphs are turned (``turn`` quarter turns clockwise): pdfium's
+    characters in its order (the text page was built in the glyphs' upright frame, see
+    PdfHandle._load_text_page), with a line break wherever the baseline moves across the glyphs'
+    direction by half a font size. pdfium breaks lines of turned glyphs only now and then, which
+    runs twenty lines into two and glues the last word of one to the first of the next."""
+    c = pdfium_c
+    up_x, up_y = _GLYPH_UP[turn % 4]
+    x, y = ctypes.c_double(), ctypes.c_double()
+    parts: list[str] = []
+    level = size = 0.0
+    line_open = False  # a glyph was written since the last line break
+    for index in range(c.FPDFText_CountChars(textpage)):
+        code = c.FPDFText_GetUnicode(textpage, index)
+        if code <= 32 or c.FPDFText_IsGenerated(textpage, index):
+            parts.append(chr(code))
+            if code in (10, 13):
+                line_open = False
+            continue
+        if not c.FPDFText_GetCharOrigin(textpage, index, x, y):
+            continue
+        if not (box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1):
+            continue  # outside the visible page box, as the bounded text of an upright page
+        here, glyph_size = x.value * up_x + y.value * up_y, c.FPDFText_GetFontSize(textpage, index)
+        if line_open and abs(here - level) > NEW_LINE_SHIFT * max(size, glyph_size, 1.0):
+            parts.append("\n")
+        level, size, line_open = here, glyph_size, True
+        parts.append(chr(code))
+    return "".join(parts)
 
 
 def _rows_from_boxes(textpage: Any) -> str:
@@ -200,6 +270,34 @@ def _bounded_text(textpage: Any, box: Any) -> str:
     if written <= 0:
         return ""
     return ctypes.string_at(buffer, 2 * written).decode("utf-16-le", errors="ignore")
+
+
+def _load_text_page(page: Any) -> tuple[Any, int]:
+    """pdfium's text page of ``page`` built in the frame where its glyphs stand upright, and the
+    quarter turns of those glyphs (see _glyph_turn).
+
+    pdfium orders the lines of a text page in the page as displayed (after /Rotate): on a page
+    shown turned, lines of upright text become columns, which it reads left to right, so a
+    /Rotate 90 page came out last line first; glyphs turned by their text matrix on an upright
+    page suffer the same. Reading order lives in the glyphs' frame, whatever the display does: a
+    page whose display does not stand its glyphs upright is read again with its /Rotate set to
+    the turn that does, then set back (what the page draws, renders and cuts is unchanged). The
+    common case, upright glyphs on an unrotated page, costs a few character lookups."""
+    c = pdfium_c
+    textpage = c.FPDFText_LoadPage(page)
+    if not textpage:
+        return textpage, 0
+    turn = _glyph_turn(textpage)
+    upright, rotation = (-turn) % 4, c.FPDFPage_GetRotation(page)
+    if upright == rotation or rotation < 0:
+        return textpage, turn
+    c.FPDFText_ClosePage(textpage)
+    c.FPDFPage_SetRotation(page, upright)
+    try:
+        textpage = c.FPDFText_LoadPage(page)
+    finally:
+        c.FPDFPage_SetRotation(page, rotation)
+    return textpage, turn
 
 
 @dataclass(frozen=True)
@@ -294,6 +392,8 @@ class PdfHandle:
         self._plumber: Any = None
         self._miner: _Pdfminer | None = None
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
+        self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
+        self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
@@ -403,6 +503,8 @@ class PdfHandle:
                 self._plumber.close()
         if self.pdfium is not None:
             self._release_page()
+            if self._forms is not None:
+                self._forms.close()
             self.pdfium.close()
         if self._tmpdir is not None:
             self._tmpdir.cleanup()
@@ -441,11 +543,12 @@ class PdfHandle:
             page = c.FPDF_LoadPage(self.pdfium.raw, number - 1)
             if not page:
                 raise EngineError(f"pdfium could not load page {number}")
-            textpage = c.FPDFText_LoadPage(page)
+            textpage, turn = _load_text_page(page)
             if not textpage:
                 c.FPDF_ClosePage(page)
                 raise EngineError(f"pdfium could not load the text layer of page {number}")
             self._loaded = (number, page, textpage)
+            self._turn = turn
         _, page, textpage = self._loaded
         return read(page, textpage)
 
@@ -457,7 +560,8 @@ class PdfHandle:
             pdfium_c.FPDF_ClosePage(page)
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
-        return self._on_text_page(number, functools.partial(_page_text_and_layout, number))
+        return self._on_text_page(number, lambda page, textpage: _page_text_and_layout(number, self._turn, page,
+                                                                                        textpage))
 
     @property
     def pypdf(self) -> Any:
@@ -468,6 +572,19 @@ class PdfHandle:
     def _pypdf_text(self, number: int) -> str:
         text: str = self.pypdf.pages[number - 1].extract_text() or ""
         return text
+
+    def form_fields(self, number: int) -> list[FormField]:
+        """Filled form fields and annotation texts of page ``number`` (pdf_forms), and on page 1
+        an XFA-only form's data; empty when pdfium cannot read the document. A page without
+        annotations costs one call."""
+        if self.pdfium is None:
+            return []
+        if self._forms is None:
+            self._forms = FormReader(self.pdfium.raw)
+        forms = self._forms
+        found = self._on_text_page(number, lambda page, textpage: forms.page_fields(page)
+                                   if pdfium_c.FPDFPage_GetAnnotCount(page) > 0 else [])
+        return [*found, *forms.xfa_fields()] if number == 1 else found
 
     def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
@@ -574,7 +691,8 @@ class PdfHandle:
         what ``pdftotext -layout`` gives for a grid, without a process per page. Pages shown
         rotated are left to poppler (their rows run along the unrotated page's columns)."""
         rows = self._on_text_page(
-            number, lambda page, textpage: None if pdfium_c.FPDFPage_GetRotation(page) else _rows_from_boxes(textpage)
+            number, lambda page, textpage: None if pdfium_c.FPDFPage_GetRotation(page) or self._turn
+            else _rows_from_boxes(textpage)
         )
         return self.layout_text(number) if rows is None else rows
 

@@ -232,6 +232,8 @@ class PageReport(ReportModel):
     attempts: list[EngineAttempt] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
     tables: Count = 0
+    form_fields: Count = Field(default=0, description="form field values and annotation texts read from the page's "
+                                                      "widgets and annotations, after its text")
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
 

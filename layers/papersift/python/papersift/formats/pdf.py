@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from papersift.content import PageContent, Table
+from papersift.content import FormField, PageContent, Table, form_fields_text, new_fields
 from papersift.ocr.routing import INVISIBLE_LAYER_SHARE, ocr_need
 from papersift.pdf_engines import (
     LayoutProbe,
@@ -173,6 +173,9 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
             tables = find_tables(handle.plumber.pages[number - 1])
         except Exception as exc:
             work.errors.append(ErrorRecord.from_exception(exc, engine="pdfplumber-tables", page=number))
+    fields = _form_fields(handle, number, text, work)
+    if fields:
+        text = f"{text}\n\n{form_fields_text(fields)}" if text else form_fields_text(fields)
     verdict = best.verdict if best is not None else None
     report = PageReport(
         number=number,
@@ -187,11 +190,22 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         attempts=work.attempts,
         errors=work.errors,
         tables=len(tables),
+        form_fields=len(fields),
     )
-    page = PageContent(number=number, text=text, report=report, tables=tables)
+    page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page
+
+
+def _form_fields(handle: PdfHandle, number: int, text: str, work: _PageWork) -> list[FormField]:
+    """The page's filled form fields and annotation texts the text does not hold already: they
+    come after it (see pdf_forms). A damaged annotation costs its values, never the page."""
+    try:
+        return new_fields(handle.form_fields(number), text)
+    except Exception as exc:
+        work.errors.append(ErrorRecord.from_exception(exc, engine="pdfium-forms", page=number))
+        return []
 
 
 def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:

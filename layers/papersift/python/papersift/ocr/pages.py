@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from PIL import Image
 
-from papersift.content import PageContent
+from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
@@ -224,6 +224,10 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
     if task.reason:
         reason = f"{reason} (sent to OCR: {task.reason})"
     text = best.reading.text
+    # the file's form field values stand beside OCR's reading of them: what OCR missed is added
+    fields = new_fields(layer.form_fields, text) if layer is not None else []
+    if fields:
+        text = f"{text}\n\n{form_fields_text(fields)}" if text.strip() else form_fields_text(fields)
     report = PageReport(
         number=task.number, status=str(status), engine=best.reading.engine, char_count=len(text),
         confidence=round(verdict.confidence if best.reading.confidence is None
@@ -231,10 +235,10 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
         reason=reason, seconds=round((base.seconds if base else 0.0) + _since(started), 4),
         signals=[*verdict.signals, *(s for s in (base.signals if base else []) if s not in verdict.signals)],
         language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
-        ocr=_details(best.reading, task, notes),
+        form_fields=len(fields), ocr=_details(best.reading, task, notes),
     )
     return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
-                       label=layer.label if layer is not None else "")
+                       label=layer.label if layer is not None else "", form_fields=fields)
 
 
 def _layer_stands(layer: PageContent, best: _Judged) -> bool:
@@ -261,8 +265,10 @@ def _unread(task: OcrTask, attempts: list[EngineAttempt], errors: list[ErrorReco
                         char_count=len(text), confidence=0.0, reason=reason,
                         seconds=round((layer.report.seconds if layer else 0.0) + _since(started), 4),
                         signals=list(layer.report.signals if layer else ["image_only"]), attempts=attempts,
-                        errors=errors, language=layer.report.language if layer else None)
-    return PageContent(number=task.number, text=text, report=report, label=layer.label if layer is not None else "")
+                        errors=errors, language=layer.report.language if layer else None,
+                        form_fields=layer.report.form_fields if layer else 0)
+    return PageContent(number=task.number, text=text, report=report, label=layer.label if layer is not None else "",
+                       form_fields=list(layer.form_fields) if layer is not None else [])
 
 
 def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, languages: Sequence[str],
