@@ -17,6 +17,7 @@ less). The rendered resolution is returned so callers can record it.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import threading
@@ -27,8 +28,10 @@ from typing import Any
 
 from PIL import Image
 
-from papersift.errors import CorruptInputError, EngineError, LimitExceededError
+from papersift.errors import CorruptInputError, EngineError, LimitExceededError, UnsupportedFormatError
+from papersift.ocr import pictures
 from papersift.pdf_engines import PdfHandle
+from papersift.sniff import iso_bmff_picture
 
 #: 40 megapixels: an A0 poster at 150 dpi, a letter page at 660 dpi; 40 MB as 8-bit grey
 DEFAULT_MAX_PIXELS = 40_000_000
@@ -142,7 +145,7 @@ def _poppler_page_size(info: dict[str, object]) -> tuple[float, float]:
         return 612.0, 792.0
 
 
-# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page ------------------------------
+# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page ------------------------------
 
 #: what a picture may decode to before it is scaled down, in bytes: a 2400-dpi bilevel letter scan
 #: (20,400 x 26,400 px) decodes to ~540 MB as one byte a pixel; much beyond that is a bomb
@@ -190,6 +193,7 @@ _PILLOW_CAP_LOCK = threading.Lock()
 
 
 def _open_picture(data: bytes) -> Image.Image:
+    _ensure_decoder(data)
     try:
         with _PILLOW_CAP_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -200,6 +204,44 @@ def _open_picture(data: bytes) -> Image.Image:
                 Image.MAX_IMAGE_PIXELS = saved
     except Exception as exc:
         raise CorruptInputError(f"not a readable picture: {exc}") from exc
+
+
+def _ensure_decoder(data: bytes) -> None:
+    """AVIF and HEIC are decoded by Pillow plugins: the one the picture needs is loaded here, and
+    when it is missing the picture is unsupported, the reason naming what to install."""
+    kind = iso_bmff_picture(data[:4096])
+    if kind == "heic" and not _heif_opener():
+        raise UnsupportedFormatError("a HEIC picture: decoding it needs the pillow-heif plugin, which is not "
+                                     "installed here (pip install pillow-heif)")
+    if kind == "avif" and not _avif_decoder():
+        raise UnsupportedFormatError("an AVIF picture: decoding it needs Pillow built with libavif (Pillow 11.2 "
+                                     "or later) or the pillow-avif-plugin, neither is installed here")
+
+
+@functools.cache
+def _heif_opener() -> bool:
+    """Whether HEIC can be opened: pillow-heif registers its opener with Pillow (once a process)."""
+    try:
+        import pillow_heif
+    except ImportError:
+        return False
+    pillow_heif.register_heif_opener()
+    return True
+
+
+@functools.cache
+def _avif_decoder() -> bool:
+    """Whether AVIF can be opened: Pillow's own plugin (11.2+, when built with libavif), else
+    pillow-avif-plugin, which registers itself when imported."""
+    from PIL import features
+
+    if features.check("avif"):
+        return True
+    try:
+        import pillow_avif  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _check_picture_size(picture: Image.Image, number: int) -> None:
@@ -218,13 +260,16 @@ def _frame_page(picture: Image.Image, number: int, max_pixels: int, grayscale: b
         picture.draft("L" if grayscale else "RGB", (int(width * scale), int(height * scale)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        frame = picture.convert("L" if grayscale else "RGB")
+        # the one normalisation of pictures: upright, transparency on white, 8-bit grey or RGB
+        frame = pictures.as_displayed(picture, colour=not grayscale)
+    # the long side is the same however the frame was turned: it measures the scale drawn at
+    drawn = max(frame.width, frame.height) / max(width, height, 1)
     if frame.width * frame.height > max_pixels:
         factor = math.sqrt(max_pixels / (frame.width * frame.height))
         frame = frame.resize((max(int(frame.width * factor), 1), max(int(frame.height * factor), 1)),
                              Image.Resampling.LANCZOS)
-    drawn_dpi = dpi * frame.width / max(width, 1)
-    return RenderedPage(number=number, image=frame, dpi=drawn_dpi, renderer="pillow", capped=scale < 1.0)
+        drawn *= factor
+    return RenderedPage(number=number, image=frame, dpi=dpi * drawn, renderer="pillow", capped=scale < 1.0)
 
 
 def _picture_dpi(picture: Image.Image) -> float:

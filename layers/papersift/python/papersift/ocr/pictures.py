@@ -54,21 +54,69 @@ class TextLines:
 
 
 def grayscale(image: Image.Image) -> Image.Image:
-    """The picture as 8-bit grey. Transparency is laid on white (a PNG with an alpha channel
-    has invisible pixels of any colour), 16-bit and float pictures are scaled down, palette and
-    bilevel ones expanded."""
-    if image.mode == "L":
-        return image
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+    """The picture as 8-bit grey, as a viewer shows it: see :func:`as_displayed`."""
+    return image if image.mode == "L" else as_displayed(image)
+
+
+#: EXIF Orientation (tag 274) -> the transposition that shows the picture upright
+_EXIF_UPRIGHT = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT,
+    3: Image.Transpose.ROTATE_180,
+    4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE,
+    6: Image.Transpose.ROTATE_270,
+    7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_90,
+}
+_EXIF_ORIENTATION = 274
+_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+_WIDE_GREY_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I", "F"})
+
+
+def as_displayed(image: Image.Image, *, colour: bool = False) -> Image.Image:
+    """The picture as every viewer shows it, in the one mode the readers take: 8-bit grey
+    (``L``), or ``RGB`` with ``colour``. The one place pictures are normalised, so every reader
+    (Tesseract, Textract, a thumbnail) sees the same pixels:
+
+    - EXIF orientation applied (a phone stores a portrait photo sideways with Orientation 6);
+    - transparency laid on white (a PNG of black text on a fully transparent background has
+      invisible pixels of any colour, often black: grey first would read it as all ink);
+    - 16-bit and float grey scaled by their range (white stays white), CMYK, palette, bilevel
+      and the rest converted."""
+    orientation = _orientation(image)
+    if image.mode in _ALPHA_MODES or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(background, rgba).convert("L")
-    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
-        extrema = image.getextrema()
-        low, high = (float(extrema[0]), float(extrema[1])) if not isinstance(extrema[0], tuple) else (0.0, 1.0)
-        scale = 255.0 / (high - low) if high > low else 1.0
-        return image.convert("F").point(lambda value: (value - low) * scale).convert("L")
-    return image.convert("L")
+        shown = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba).convert("RGB")
+    elif image.mode in _WIDE_GREY_MODES:
+        shown = _eight_bit_grey(image)
+    elif image.mode in ("RGB", "L"):
+        shown = image
+    else:  # CMYK, YCbCr, P, 1, LAB, HSV: through RGB, which every mode converts to
+        shown = image.convert("RGB")
+    shown = shown.convert("RGB" if colour else "L") if shown.mode != ("RGB" if colour else "L") else shown
+    method = _EXIF_UPRIGHT.get(orientation)
+    return shown.transpose(method) if method is not None else shown
+
+
+def _orientation(image: Image.Image) -> int:
+    try:
+        return int(image.getexif().get(_EXIF_ORIENTATION, 1))
+    except Exception:  # a damaged EXIF block: the picture is shown as stored, like viewers do
+        return 1
+
+
+def _eight_bit_grey(image: Image.Image) -> Image.Image:
+    """16-bit, 32-bit and float grey as 8 bits, scaled by the range the values can take, so a
+    blank page stays white: 0..65535 for 16 bits; for 32-bit integers and floats the smallest of
+    0..1 (floats), 0..255 and 0..65535 that holds them, else their own extremes."""
+    low, high = (float(edge) for edge in image.getextrema()[:2])  # type: ignore[arg-type]
+    if image.mode.startswith("I;16"):
+        low, high = 0.0, 65535.0
+    elif low >= 0:
+        ranges = (1.0, 255.0, 65535.0) if image.mode == "F" else (255.0, 65535.0)
+        low, high = 0.0, next((top for top in ranges if high <= top), high)
+    scale = 255.0 / (high - low) if high > low else 1.0
+    return image.convert("F").point(lambda value: (value - low) * scale).convert("L")
 
 
 def background_level(gray: Image.Image) -> int:
