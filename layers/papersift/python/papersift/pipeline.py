@@ -111,6 +111,7 @@ from papersift.workfiles import (
     members_key,
     ocr_input_key,
     ocr_prefix,
+    ocr_survey_key,
     page_key,
     pages_prefix,
     plan_key,
@@ -373,10 +374,16 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
     pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
                                              for k in store.list_keys(pages_prefix(doc_id))
                                              if k.endswith(".json"))}
+    read: dict[int, PageContent] = {}
     for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
         if key.endswith(".json"):
             page, _ = read_ocr_page_file(store, key)
-            pages[page.number] = page
+            read[page.number] = page
+    pages.update(read)
+    if store.exists(ocr_survey_key(doc_id)):
+        from papersift.ocr.stage import surveyed_pages  # the blank and repeated frames of a picture
+
+        pages.update((page.number, page) for page in surveyed_pages(store, doc_id, read))
     return [pages[number] for number in sorted(pages)]
 
 
@@ -664,7 +671,9 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
         how = [f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine"] \
             if counts[PageStatus.RECOVERED] else []
-        how += [f"{counts[PageStatus.OCR]} page(s) read by OCR"] if counts[PageStatus.OCR] else []
+        blank = sum(1 for p in pages if p.report.status == PageStatus.OCR and "blank_page" in p.report.signals)
+        how += [f"{counts[PageStatus.OCR] - blank} page(s) read by OCR"] if counts[PageStatus.OCR] > blank else []
+        how += [f"{blank} blank page(s)"] if blank else []
         return str(DocumentStatus.PARTIALLY_RECOVERED), f"{', '.join(how)} of {total}, all trusted"
     return str(DocumentStatus.CLEAN), f"all {total} page(s) have a trusted text layer"
 

@@ -22,7 +22,7 @@ import io
 import math
 import threading
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +172,27 @@ def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: in
                           grayscale: bool = True) -> Iterator[RenderedPage]:
     """Frames ``numbers`` (1-based) of a picture as pages, scaled down to ``max_pixels`` at most.
     JPEG decodes straight to the smaller size (its DCT can: no full-size copy in memory)."""
+    for frame in picture_frames(data, numbers, max_pixels=max_pixels, grayscale=grayscale):
+        yield frame.draw()
+
+
+@dataclass(frozen=True)
+class PictureFrame:
+    """One frame of an open picture, not decoded yet: ``draw()`` decodes it (call it before the
+    next frame is asked for). ``stored`` says how the file stores it (mode, size, where its data
+    lies and how it is coded, colour map, orientation): two frames stored alike are the same
+    pixels without decoding either (a TIFF's IFDs pointing at one strip)."""
+
+    number: int
+    stored: tuple[object, ...]
+    #: what the frame decodes to at full size, in bytes
+    decoded_bytes: int
+    draw: Callable[[], RenderedPage]
+
+
+def picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: int = DEFAULT_MAX_PIXELS,
+                   grayscale: bool = True) -> Iterator[PictureFrame]:
+    """Frames ``numbers`` of a picture, each to be drawn on demand (see :class:`PictureFrame`)."""
     with _open_picture(data) as picture:
         frames = max(int(getattr(picture, "n_frames", 1)), 1)
         for number in numbers:
@@ -180,11 +201,41 @@ def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: in
             try:
                 picture.seek(number - 1)
                 _check_picture_size(picture, number)
-                yield _frame_page(picture, number, max_pixels, grayscale)
+                stored = _storage(picture)
             except (EngineError, LimitExceededError):
                 raise
             except Exception as exc:
                 raise EngineError(f"frame {number} of the picture cannot be decoded: {exc}") from exc
+            decoded = picture.width * picture.height * max(len(picture.getbands()), 1)
+            yield PictureFrame(number, stored, decoded,
+                               functools.partial(_drawn, picture, number, max_pixels, grayscale))
+
+
+def _drawn(picture: Image.Image, number: int, max_pixels: int, grayscale: bool) -> RenderedPage:
+    try:
+        return _frame_page(picture, number, max_pixels, grayscale)
+    except (EngineError, LimitExceededError):
+        raise
+    except Exception as exc:
+        raise EngineError(f"frame {number} of the picture cannot be decoded: {exc}") from exc
+
+
+#: TIFF tags that name or date a page but do not change its pixels (NewSubfileType, DocumentName,
+#: ImageDescription, Make, Model, PageName, PageNumber, Software, DateTime, Artist, HostComputer,
+#: XMP, Copyright, Photoshop, EXIF IFD): frames differing only in them are stored alike
+_TIFF_NAMING_TAGS = frozenset({254, 269, 270, 271, 272, 285, 297, 305, 306, 315, 316, 700, 33432, 34377, 34665})
+
+
+def _storage(picture: Image.Image) -> tuple[object, ...]:
+    """What decides a frame's pixels as the file stores it, from its header alone: for a TIFF
+    frame its IFD's tags (size, coding, strip offsets and lengths, colour map, orientation...)
+    but the naming ones. Frames of other formats never compare equal (a GIF's frame is drawn
+    over the ones before it)."""
+    tags = getattr(picture, "tag_v2", None)
+    if picture.format != "TIFF" or tags is None:
+        return ("frame", picture.tell())
+    return ("tiff", picture.mode, picture.size,
+            tuple(sorted((tag, repr(value)) for tag, value in tags.items() if tag not in _TIFF_NAMING_TAGS)))
 
 
 #: Pillow's decompression-bomb cap is one process-wide number (179 MP by default, under a 2400-dpi

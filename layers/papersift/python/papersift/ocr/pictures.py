@@ -25,6 +25,12 @@ from PIL import Image, ImageFilter
 #: a pixel is ink when it differs from the background level by more than this (0..255): far above
 #: scanner noise and JPEG ringing on a blank sheet, well below print on grey paper
 INK_CONTRAST = 80
+#: deciding that a picture is blank, a pixel is a mark when it differs from the paper by more than
+#: this: half INK_CONTRAST, so faint pencil and pale print count, JPEG noise on a white sheet not
+BLANK_CONTRAST = 40
+#: a picture with less marked area than this (square inches) is blank: a dust speck is ~0.0001, one
+#: 10-pt letter ~0.002, a short word ~0.01 (at 300 dpi: 90 pixels)
+BLANK_MARK_SQUARE_INCHES = 0.001
 #: the background is dark (white text on black) when more than this share of the picture is dark
 INVERTED_DARK_SHARE = 0.5
 #: width of the working copy the skew and line-height estimates run on: lines of ordinary print
@@ -89,11 +95,14 @@ def as_displayed(image: Image.Image, *, colour: bool = False) -> Image.Image:
         shown = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba).convert("RGB")
     elif image.mode in _WIDE_GREY_MODES:
         shown = _eight_bit_grey(image)
-    elif image.mode in ("RGB", "L"):
-        shown = image
-    else:  # CMYK, YCbCr, P, 1, LAB, HSV: through RGB, which every mode converts to
+    elif image.mode == "CMYK":  # ink amounts: what they print is RGB
         shown = image.convert("RGB")
-    shown = shown.convert("RGB" if colour else "L") if shown.mode != ("RGB" if colour else "L") else shown
+    elif image.mode == "LAB":  # Pillow converts LAB to nothing; its L channel is the lightness
+        shown = image.getchannel("L")
+    else:  # L, RGB, 1, P, YCbCr, HSV: Pillow converts them straight (1 and P to L in one pass)
+        shown = image
+    target = "RGB" if colour else "L"
+    shown = shown.convert(target) if shown.mode != target else shown
     method = _EXIF_UPRIGHT.get(orientation)
     return shown.transpose(method) if method is not None else shown
 
@@ -146,6 +155,23 @@ def ink_share(image: Image.Image) -> float:
     level = _percentile(histogram, 0.5)
     ink = sum(histogram[: max(level - INK_CONTRAST, 0)]) + sum(histogram[min(level + INK_CONTRAST + 1, 256):])
     return ink / total
+
+
+def marked_square_inches(image: Image.Image, dpi: float) -> float:
+    """The area, in square inches, of the picture's pixels that differ from its paper by more than
+    BLANK_CONTRAST: every mark a reader could take for writing, faint pencil included."""
+    histogram = grayscale(image).histogram()
+    level = _percentile(histogram, 0.5)
+    marks = sum(histogram[: max(level - BLANK_CONTRAST, 0)]) + sum(histogram[min(level + BLANK_CONTRAST + 1, 256):])
+    return marks / max(dpi, 1.0) ** 2
+
+
+def is_blank(image: Image.Image, dpi: float) -> bool:
+    """Whether the picture holds no mark the size of a printed letter: a blank sheet, a white
+    frame, dust. Judged on marked area at the picture's resolution, not on a share of it, so a
+    poster with one line on it is not blank and a thumbnail with one letter is not either; a
+    page it calls blank is not worth an OCR engine's call."""
+    return marked_square_inches(image, dpi) < BLANK_MARK_SQUARE_INCHES
 
 
 def turned(image: Image.Image, degrees: int) -> Image.Image:
