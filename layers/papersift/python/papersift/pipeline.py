@@ -640,6 +640,12 @@ def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[
     return "; ".join(parts)
 
 
+def _over_a_limit(page: PageContent) -> bool:
+    """A page that failed because a safety limit refused it (a picture too long for OCR)."""
+    return page.report.status == PageStatus.FAILED and bool(page.report.errors) and all(
+        status_for_error(error.code) is DocumentStatus.LIMIT_EXCEEDED for error in page.report.errors)
+
+
 def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[ErrorRecord],
                       failure: StepError | None, max_pages: int) -> tuple[str, str]:
     if failure is not None:
@@ -658,6 +664,10 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
     if bad == total:
+        refused = [p for p in pages if _over_a_limit(p)]
+        if len(refused) == total:  # nothing failed but for a limit: say which, not "corrupt"
+            return str(DocumentStatus.LIMIT_EXCEEDED), f"{total} page(s) over a limit (page " \
+                                                       f"{refused[0].number}: {refused[0].report.reason})"
         return str(DocumentStatus.CORRUPT_UNRECOVERABLE), f"no page of {total} has usable text"
     limited = _limit_verdict(plan, pages, counts, max_pages)
     if limited:

@@ -174,6 +174,28 @@ def is_blank(image: Image.Image, dpi: float) -> bool:
     return marked_square_inches(image, dpi) < BLANK_MARK_SQUARE_INCHES
 
 
+def tile_spans(gray: Image.Image, limit: int, search: int, *, across: bool) -> list[tuple[int, int]]:
+    """Where to cut a picture longer than ``limit`` into tiles: (start, end) spans of its rows
+    (``across``: tiles stacked top to bottom) or of its columns, each at most ``limit`` long, each
+    ending at the emptiest row (column) of the last ``search`` before its limit: between two lines
+    of print, rarely through one. One span when the picture is not longer than ``limit``."""
+    length = gray.height if across else gray.width
+    if length <= limit:
+        return [(0, length)]
+    # one averaged grey level a row (column): a single C-level resize, as for the profiles below
+    line = gray.resize((1, gray.height) if across else (gray.width, 1), Image.Resampling.BOX).tobytes()
+    paper = background_level(gray)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while length - start > limit:
+        window = range(start + max(limit - search, 1), start + limit)
+        end = min(window, key=lambda row: (abs(line[row] - paper), -row))
+        spans.append((start, end))
+        start = end
+    spans.append((start, length))
+    return spans
+
+
 def turned(image: Image.Image, degrees: int) -> Image.Image:
     """The picture turned clockwise by a multiple of 90 degrees (losslessly, by transposition)."""
     steps = (degrees // 90) % 4
