@@ -129,3 +129,21 @@ def shared_strip_tiff(pages: Sequence[Image.Image], frames: Sequence[int], dpi: 
                 struct.pack("<HHII", tag, kind, count, value)
         out += struct.pack("<I", next_ifd)
     return bytes(out)
+
+
+def transparent_text_png() -> bytes:
+    """What a screenshot tool or a web export writes: black glyphs whose alpha is the ink, every
+    other pixel fully transparent *black* (RGBA 0,0,0,0). Viewers show black on white."""
+    ink = text_image()
+    rgba = Image.new("RGBA", ink.size, (0, 0, 0, 0))
+    rgba.putalpha(ink.point(lambda value: 255 - value))
+    return image_bytes(rgba, "PNG")
+
+
+def exif_turned_jpeg(orientation: int = 6) -> bytes:
+    """How a phone stores a portrait photo: the sensor's pixels sideways and EXIF Orientation 6
+    ("turn 90 degrees clockwise to show")."""
+    stored = text_image().convert("RGB").transpose(Image.Transpose.ROTATE_90)  # what 6 turns back
+    exif = Image.Exif()
+    exif[274] = orientation
+    return image_bytes(stored, "JPEG", quality=92, exif=exif.tobytes())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from scan_factory import LINES, shared_strip_tiff, text_image
+from scan_factory import LINES, exif_turned_jpeg, image_bytes, shared_strip_tiff, text_image, transparent_text_png
 
 from papersift_cli.main import main
 
@@ -49,3 +49,32 @@ def test_a_2000_frame_stack_of_mostly_blank_sheets_is_read_with_both_text_frames
     assert report["status"] == "partially_recovered" and "1998 blank page(s)" in report["reason"]
     text = (out / "stack.tiff" / "text.txt").read_text(encoding="utf-8")
     assert "quick brown fox" in text and "which engine read it" in text
+
+
+def test_the_pictures_the_probe_found_unread_are_read_through_run(tmp_path: Path,
+                                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    """The issue's cases in one run: a transparent PNG, a sideways-stored phone JPEG, an AVIF, a
+    1 x 2,000,000 px PNG and UTF-16 text without a BOM; nothing raw on stderr."""
+    inputs, out = tmp_path / "inputs", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "transparent.png").write_bytes(transparent_text_png())
+    (inputs / "portrait.jpg").write_bytes(exif_turned_jpeg())
+    (inputs / "scan.avif").write_bytes(image_bytes(text_image().convert("RGB"), "AVIF"))
+    strip = Image.new("L", (1, 2_000_000), 255)
+    strip.paste(0, (0, 0, 1, 1_000_000))
+    (inputs / "strip.png").write_bytes(image_bytes(strip))
+    letter = "Привет, мир. Это простой текст.\nВторая строка, тоже.\nТретья строка.\n"
+    (inputs / "letter").write_bytes(letter.encode("utf-16-le"))
+    assert main(["run", str(inputs), "--out", str(out), "--quiet"]) == 0
+
+    def report(name: str) -> dict[str, object]:
+        return json.loads((out / name / "report.json").read_text(encoding="utf-8"))
+
+    for name in ("transparent.png", "portrait.jpg", "scan.avif"):
+        assert report(name)["status"] == "partially_recovered", (name, report(name)["reason"])
+        assert "quick brown fox" in (out / name / "text.txt").read_text(encoding="utf-8"), name
+    strip_report = report("strip.png")
+    assert strip_report["status"] == "limit_exceeded" and "1 x 2,000,000 px" in str(strip_report["reason"])
+    assert report("letter")["detected_type"] == "txt"
+    assert "Вторая строка" in (out / "letter" / "text.txt").read_text(encoding="utf-8")
+    assert capfd.readouterr().err == ""

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 from PIL import Image, ImageChops
-from scan_factory import LINES, image_bytes, text_image
+from scan_factory import LINES, exif_turned_jpeg, image_bytes, text_image, transparent_text_png
 
 from papersift.errors import UnsupportedFormatError
 from papersift.ocr import pictures, tesseract
@@ -25,41 +25,21 @@ def _frame(data: bytes, *, colour: bool = False) -> Image.Image:
     return next(render_picture_frames(data, [1], grayscale=not colour)).image
 
 
-def _black_text_on_transparency() -> bytes:
-    """What a screenshot tool or a web export writes: black glyphs whose alpha is the ink, every
-    other pixel fully transparent *black* (RGBA 0,0,0,0). Viewers show black on white."""
-    ink = text_image()  # L: black text on white
-    alpha = ink.point(lambda value: 255 - value)
-    rgba = Image.new("RGBA", ink.size, (0, 0, 0, 0))
-    rgba.putalpha(alpha)
-    return image_bytes(rgba, "PNG")
-
-
-def _exif_rotated_jpeg(orientation: int = 6) -> bytes:
-    """How a phone stores a portrait photo: the sensor's pixels sideways, and EXIF Orientation 6
-    ("turn 90 degrees clockwise to show")."""
-    upright = text_image().convert("RGB")
-    stored = upright.transpose(Image.Transpose.ROTATE_90)  # what Orientation 6 turns back
-    exif = Image.Exif()
-    exif[274] = orientation
-    return image_bytes(stored, "JPEG", quality=92, exif=exif.tobytes())
-
-
 def test_black_text_on_a_fully_transparent_png_is_drawn_black_on_white() -> None:
-    frame = _frame(_black_text_on_transparency())
+    frame = _frame(transparent_text_png())
     assert frame.mode == "L"
     assert pictures.background_level(frame) == 255  # the transparent field is white paper
     assert 0.01 < pictures.ink_share(frame) < 0.2  # the glyphs, not the whole picture, are ink
 
 
 def test_a_transparent_png_is_white_in_colour_too() -> None:
-    frame = _frame(_black_text_on_transparency(), colour=True)
+    frame = _frame(transparent_text_png(), colour=True)
     assert frame.mode == "RGB"
     assert frame.getpixel((2, 2)) == (255, 255, 255)
 
 
 def test_a_jpeg_with_exif_orientation_6_is_turned_upright_first() -> None:
-    frame = _frame(_exif_rotated_jpeg())
+    frame = _frame(exif_turned_jpeg())
     upright = text_image()
     assert frame.size == upright.size  # stored sideways (height x width), drawn upright
     assert pictures.lines_run_across(frame)
@@ -128,13 +108,13 @@ def test_a_palette_png_with_a_transparent_index_is_laid_on_white() -> None:
 
 @needs_tesseract
 def test_the_words_of_a_transparent_png_are_read() -> None:
-    reading = tesseract.read_image(_frame(_black_text_on_transparency()), ("eng",))
+    reading = tesseract.read_image(_frame(transparent_text_png()), ("eng",))
     assert "quick brown fox" in reading.text
 
 
 @needs_tesseract
 def test_a_sideways_stored_phone_jpeg_is_read_upright() -> None:
-    reading = tesseract.read_image(_frame(_exif_rotated_jpeg()), ("eng",))
+    reading = tesseract.read_image(_frame(exif_turned_jpeg()), ("eng",))
     assert "quick brown fox" in reading.text
     assert reading.orientation == 0  # upright before Tesseract saw it: no turn of its own
 
