@@ -214,6 +214,7 @@ def is_math_font(name: str) -> bool:
 #: cannot be told from pdfium's own line breaks), nor U+0002 (pdfium's mark for a hyphen it kept
 #: at a line end, which every reading drops)
 RAW_CODE = re.compile(r"[\x00\x01\x03-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_ASCII_RAW_CODES = bytes(c for c in range(128) if RAW_CODE.match(chr(c)))  # RAW_CODE as a byte table
 #: how far from where the text puts a raw code its character is looked for among pdfium's (the
 #: text skips characters outside the page box and adds line breaks of its own)
 RAW_CODE_REACH = 48
@@ -228,8 +229,9 @@ class MathGlyphs:
     fonts: tuple[str, ...]
 
     def describe(self) -> str:
+        count = self.mapped + self.dropped
         dropped = f", {self.dropped} unknown dropped" if self.dropped else ""
-        return (f"{self.mapped + self.dropped} glyph codes of math fonts ({', '.join(self.fonts)}) read as "
+        return (f"{count} glyph code{'s' if count > 1 else ''} of math fonts ({', '.join(self.fonts)}) read as "
                 f"symbols{dropped}")
 
 
@@ -240,9 +242,6 @@ def holds_raw_codes(text: str) -> bool:
         encoded = text.encode("ascii")
         return len(encoded.translate(None, _ASCII_RAW_CODES)) != len(encoded)
     return RAW_CODE.search(text) is not None
-
-
-_ASCII_RAW_CODES = bytes(c for c in range(128) if RAW_CODE.match(chr(c)))
 
 
 def read_math_glyphs(textpage: Any, text: str,
