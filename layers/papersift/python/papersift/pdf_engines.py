@@ -399,6 +399,7 @@ class PdfHandle:
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
         self._program_names: dict[str, dict[int, str]] = {}  # font name -> its Type 1 program's encoding
+        self._math_fonts: dict[int, bool] = {}  # pdfium font handle's address -> one of TeX's math fonts
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
         self._pdfium_pages: int | None = None
@@ -571,8 +572,16 @@ class PdfHandle:
         # glyph codes pdfium found no Unicode for: those of TeX's math fonts are formulas'
         # delimiters and symbols, read here; the others stay for the verdict to judge
         text, math = self._on_text_page(number, lambda page, textpage: pdf_fonts.read_math_glyphs(
-            textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code)))
+            textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code))
+            if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
+
+    def _may_draw_math(self, page: Any, text: str) -> bool:
+        """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium
+        the least: a few raw codes are looked up one by one anyway; many (a broken font's page is
+        nothing but) only when one of the page's text objects uses a math font."""
+        few = len(pdf_fonts.RAW_CODE.findall(text)) <= pdf_fonts.RAW_CODES_LOOKED_UP
+        return few or pdf_fonts.draws_with_math_font(page, self._math_fonts)
 
     def _glyph_name(self, number: int, font: str, handle: Any, code: int) -> str | None:
         """The name of the glyph ``code`` draws in the font named ``font`` (base font name, subset tag

@@ -218,6 +218,10 @@ _ASCII_RAW_CODES = bytes(c for c in range(128) if RAW_CODE.match(chr(c)))  # RAW
 #: how far from where the text puts a raw code its character is looked for among pdfium's (the
 #: text skips characters outside the page box and adds line breaks of its own)
 RAW_CODE_REACH = 48
+RAW_CODE_MAX_REACH = 1024
+#: up to this many raw codes on a page are looked up one by one (a handful of pdfium calls each);
+#: more are first checked against the page's fonts (a few calls per text object)
+RAW_CODES_LOOKED_UP = 64
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,22 @@ def holds_raw_codes(text: str) -> bool:
         encoded = text.encode("ascii")
         return len(encoded.translate(None, _ASCII_RAW_CODES)) != len(encoded)
     return RAW_CODE.search(text) is not None
+
+
+def draws_with_math_font(raw_page: Any, known: dict[int, bool]) -> bool:
+    """Whether any text object of the page (forms included) uses one of TeX's math fonts: a page
+    without one has no math glyphs to read, however many raw codes its text holds (a broken font's
+    page is nothing but raw codes, and costs a search each). ``known``: font handle's address ->
+    is a math font, kept for the batch (pdfium keeps one handle per font of a document)."""
+    c = pdfium_c
+    for obj in _text_objects(raw_page, False, 0):
+        font = c.FPDFTextObj_GetFont(obj)
+        key = (ctypes.cast(font, ctypes.c_void_p).value or 0) if font else 0
+        if key not in known:
+            known[key] = bool(font) and is_math_font(_base_name(font))
+        if known[key]:
+            return True
+    return False
 
 
 def read_math_glyphs(textpage: Any, text: str,
@@ -291,28 +311,33 @@ def read_math_glyphs(textpage: Any, text: str,
 
 def _locate_raw_codes(textpage: Any, text: str) -> list[tuple[int, int, int]] | None:
     """(position in ``text``, code, pdfium character index) of each raw code in the text, found by a
-    search near where the text puts it, in pdfium's character order; None when one is not found
-    there (the text was read in another order). A few calls a code, not one per character."""
+    search outwards from where the text puts it, in pdfium's character order; None when one is not
+    found there (the text was read in another order). A few calls a code, not one per character."""
     get = pdfium_c.FPDFText_GetUnicode
     count = pdfium_c.FPDFText_CountChars(textpage)
+    # the text leaves out characters (outside the page box) and adds line breaks of its own: a
+    # code is looked for as far from its place as the two differ in length, and a little more
+    reach = RAW_CODE_REACH + min(abs(count - len(text)), RAW_CODE_MAX_REACH)
+    scale = count / max(len(text), 1)
     located: list[tuple[int, int, int]] = []
-    low = drift = 0
+    low = 0
     for match in RAW_CODE.finditer(text):
         code = ord(match.group())
-        guess = max(match.start() + drift, low)
-        for index in _outward(guess, low, count):
+        # where the last code was found says where this one is: the drift is local
+        guess = match.start() + located[-1][2] - located[-1][0] if located else round(match.start() * scale)
+        for index in _outward(max(guess, low), low, count, reach):
             if get(textpage, index) == code:
                 break
         else:
             return None
         located.append((match.start(), code, index))
-        low, drift = index + 1, index - match.start()
+        low = index + 1
     return located
 
 
-def _outward(guess: int, low: int, count: int) -> Iterator[int]:
-    """Indices from ``guess`` outwards, within ``[low, count)`` and RAW_CODE_REACH of it."""
-    for step in range(RAW_CODE_REACH):
+def _outward(guess: int, low: int, count: int, reach: int) -> Iterator[int]:
+    """Indices from ``guess`` outwards, within ``[low, count)`` and ``reach`` of it."""
+    for step in range(reach):
         for index in (guess + step, guess - step) if step else (guess,):
             if low <= index < count:
                 yield index
@@ -328,11 +353,16 @@ def _font_of(textpage: Any, index: int, fonts: dict[int, tuple[str, Any]]) -> tu
         return "", None
     key = ctypes.cast(font, ctypes.c_void_p).value or 0
     if key not in fonts:
-        size = c.FPDFFont_GetBaseFontName(font, None, 0)
-        buffer = ctypes.create_string_buffer(max(size, 1))
-        c.FPDFFont_GetBaseFontName(font, buffer, size)
-        fonts[key] = (_SUBSET_TAG.sub("", buffer.value.decode("latin-1")), font)
+        fonts[key] = (_base_name(font), font)
     return fonts[key]
+
+
+def _base_name(font: Any) -> str:
+    """pdfium's base font name of a font handle, subset tag stripped."""
+    size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
+    buffer = ctypes.create_string_buffer(max(size, 1))
+    pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
+    return _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
 
 
 #: an entry of a Type 1 program's own encoding: ``dup 18 /parenleftbigg put``
