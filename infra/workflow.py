@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.deployment import ASSEMBLE, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
-from papersift.steps import (
+from papersift.steps.contracts import (
     AssembleRequest,
     DocumentRef,
     ExtractResult,

@@ -12,7 +12,7 @@ from archive_factory import compress, have, tar_bytes, with_tool, zip_bytes
 from pdf_factory import text_pdf
 
 from papersift import pipeline
-from papersift.steps import UnpackResult
+from papersift.steps.contracts import UnpackResult
 from papersift_cli.main import main
 
 from .conftest import docx_bytes

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from papersift.archives.names import file_name_problem
 from papersift.layout import CLEAN_TEXT_FILE
 from papersift.report import DocumentStatus
-from papersift.steps import DocumentOptions
+from papersift.steps.contracts import DocumentOptions
 
 #: a document the API accepted whose run has not recorded a result yet (stored status)
 SUBMITTED: Final = "submitted"

@@ -67,7 +67,7 @@ from papersift.layout import (
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
 from papersift.report import ExtractionReport, MemberReport
 from papersift.settings import Settings
-from papersift.steps import document_id
+from papersift.steps.contracts import document_id
 from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
