@@ -26,9 +26,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from papersift.archives.names import name_text
 from papersift.errors import SettingsError
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
+from papersift.names import name_text
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
 from papersift.steps.contracts import DocumentOptions, DocumentRef, document_id
 from papersift_cli.output import FileResult, ResultWriter, print_summary, unique_names

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from papersift.archives.names import file_name_problem
 from papersift.layout import CLEAN_TEXT_FILE
+from papersift.names import file_name_problem
 from papersift.report import DocumentStatus
 from papersift.steps.contracts import DocumentOptions
 

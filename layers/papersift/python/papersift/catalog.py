@@ -42,7 +42,6 @@ from papersift.api_models import (
     SubmitRequest,
     SubmitResponse,
 )
-from papersift.archives.names import object_key_problem
 from papersift.errors import (
     DocumentNotFoundError,
     DocumentRunningError,
@@ -65,6 +64,7 @@ from papersift.layout import (
     work_prefix,
 )
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
+from papersift.names import object_key_problem
 from papersift.report import ExtractionReport, MemberReport
 from papersift.settings import Settings
 from papersift.steps.contracts import document_id

@@ -14,7 +14,7 @@ for everything else, always with a timeout, a file-size rlimit and a disk-usage 
 Layout: ``members`` (what a caller gets back), ``limits`` (the limits and the shared budget),
 ``tree`` (one archive level and its member bookkeeping), ``zips``/``streams``/``tools`` (the
 engines, which report members to the ``sink`` Protocol and never import the tree that consumes
-them) and ``names`` (member name sanitizing). Which files are archives is decided by
+them); member names are sanitized by ``papersift.names``. Which files are archives is decided by
 ``papersift.sniff`` (``archive_kind``), the one detector plan and unpack share.
 """
 
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 from papersift.archives.limits import CHUNK, ArchiveLimits, Run, limit_code
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
-from papersift.archives.names import clean_member_name
 from papersift.archives.tools import TOOL_KINDS
 from papersift.archives.tree import Frame
 from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
+from papersift.names import clean_member_name
 from papersift.sniff import archive_kind
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from papersift.archives.names import name_text
+from papersift.names import name_text
 
 
 class MemberStatus(StrEnum):

@@ -12,11 +12,11 @@ from pathlib import Path, PurePosixPath
 
 from papersift.archives.limits import CHUNK, MemberTooBig, Run, Stop
 from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
-from papersift.archives.names import clean_member_name, dedupe, suffix_of, visible
 from papersift.archives.sink import Opener
 from papersift.archives.streams import STREAM_OPENERS, read_stream, read_tar
 from papersift.archives.tools import TOOL_KINDS, ToolError, read_with_tools
 from papersift.archives.zips import PasswordError, read_zip
+from papersift.names import clean_member_name, dedupe, suffix_of, visible
 from papersift.sniff import archive_kind
 
 
