@@ -56,7 +56,10 @@ class Member:
 
 
 @dataclass
-class UnpackResult:
+class UnpackedArchive:
+    """What ``archives.unpack`` found: every member with its status, and the archive's own status.
+    The unpack step turns it into its contract (``steps.contracts.UnpackResult``)."""
+
     members: list[Member]
     status: ArchiveStatus
     reason: str = ""

@@ -184,7 +184,7 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     entry per archive member, with the member document's own status where it was processed."""
     doc_id = request.doc_id
     report = _new_report(request, plan, settings)
-    listing = ArchiveListing(status="limit_exceeded",
+    listing = ArchiveListing(status=archives.ArchiveStatus.LIMIT_EXCEEDED,
                              reason=f"the archive was not unpacked: it is nested in archive members "
                                     f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
@@ -196,8 +196,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     cleaned: list[str] | None = [] if _wants_clean_text(plan, settings) else None
     ledgers: list[dict[str, Any]] = []
     codes: list[str] = []  # why members were cut or left out, in listing order
-    if listing.status != str(archives.ArchiveStatus.OK):
-        codes.append(archives.limit_code(listing.reason) if listing.status == str(archives.ArchiveStatus.LIMIT_EXCEEDED)
+    if listing.status != archives.ArchiveStatus.OK:
+        codes.append(archives.limit_code(listing.reason) if listing.status == archives.ArchiveStatus.LIMIT_EXCEEDED
                      else listing.status)
     for entry in listing.members:
         member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
@@ -221,8 +221,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                 if cleaned is not None:
                     cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
         elif member.doc_id:
-            member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
-        elif member.status == str(archives.MemberStatus.SKIPPED_LIMIT):
+            member.status, member.reason = DocumentStatus.FAILED, "member was not processed (no report)"
+        elif member.status == archives.MemberStatus.SKIPPED_LIMIT:
             codes.append(archives.limit_code(member.reason))
         report.members.append(member)
     report.status, report.reason = archive_verdict(listing, report.members)

@@ -111,10 +111,10 @@ def _read_page(document: formats.PagedDocument, number: int) -> tuple[PageConten
 def _unfinished_page(number: int, error: PapersiftError) -> PageContent:
     """A page its worker could not finish (deadline, memory, a crash): failed, with the reason."""
     record = ErrorRecord.from_exception(error, engine="worker", page=number)
-    report = PageReport(number=number, status=PageStatus.FAILED, engine=None, char_count=0, confidence=0.0,
-                        reason=f"page {number} {error}" if isinstance(error, DeadlineExceededError)
-                        else f"page {number} could not be read: {error}",
-                        signals=[error.code], errors=[record])
+    report = PageReport.without_text(number, PageStatus.FAILED,
+                                     f"page {number} {error}" if isinstance(error, DeadlineExceededError)
+                                     else f"page {number} could not be read: {error}",
+                                     signals=[error.code], errors=[record])
     return PageContent(number=number, text="", report=report)
 
 

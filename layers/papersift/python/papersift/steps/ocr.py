@@ -141,12 +141,11 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
-        report = PageReport(**{**vars(layer.report), "status": str(PageStatus.FAILED), "reason": reason,
+        report = PageReport(**{**vars(layer.report), "status": PageStatus.FAILED, "reason": reason,
                                "errors": [*layer.report.errors, record]})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
-    report = PageReport(number=number, status=str(PageStatus.FAILED), engine=None, char_count=0, confidence=0.0,
-                        reason=reason, signals=["image_only"], errors=[record])
+    report = PageReport.without_text(number, PageStatus.FAILED, reason, signals=["image_only"], errors=[record])
     return PageContent(number=number, text="", report=report)
 
 

@@ -56,7 +56,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
                 found.update(page_count=pages or 0, batches=batches, batch_count=len(batches),
                              use_distributed_map=len(batches) > settings.distributed_map_threshold)
     except PapersiftError as exc:
-        found.update(status=str(status_for_error(exc.code)), reason=str(exc), error_code=exc.code, batches=[],
+        found.update(status=status_for_error(exc.code), reason=str(exc), error_code=exc.code, batches=[],
                      batch_count=0, use_distributed_map=False)
     plan = Plan(**request.ref.model_dump(), **found, manifest_key=batches_key(doc_id),
                 max_concurrency=settings.max_concurrency, seconds=round(time.perf_counter() - started, 4))

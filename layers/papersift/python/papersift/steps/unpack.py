@@ -53,7 +53,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
             entry = entry.model_copy(update={"doc_id": item.doc_id})
             items.append(item)
         members.append(entry)
-    listing = ArchiveListing(status=str(result.status), reason=result.reason, unlisted=result.unlisted,
+    listing = ArchiveListing(status=result.status, reason=result.reason, unlisted=result.unlisted,
                              members=members)
     put_model(store, members_key(doc_id), listing)
     if invocation is not None:
