@@ -72,7 +72,7 @@ from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
 MAX_MEMBERS_SHOWN = 1000
-#: page status -> the item's counter of it (pipeline.document_item)
+#: page status -> the item's counter of it (listing.document_item)
 PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_ocr": "pages_needs_ocr",
                  "ocr": "pages_ocr", "low_confidence": "pages_low_confidence",
                  "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}
