@@ -3,7 +3,7 @@
 Pure like the rest of the core: the S3, DynamoDB and Step Functions clients are passed in (the
 API handler creates them). A submitted document gets its id before its bytes exist: the upload
 key ``incoming/api/<token>/<file name>`` is unique per submission, and the pipeline derives an
-API upload's id from its key alone (``steps.document_id``), so the id the API returns is the
+API upload's id from its key alone (``steps.contracts.document_id``), so the id the API returns is the
 id the run records under. Until the run records its result, the document's item says
 ``submitted`` and :meth:`Catalog.describe` tells awaiting upload, queued and running apart from
 the upload and the execution.
