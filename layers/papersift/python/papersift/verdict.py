@@ -25,6 +25,8 @@ _UNPACK_ONLY = frozenset({archives.MemberStatus.EXPANDED})
 
 
 def archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tuple[DocumentStatus, str]:
+    """An archive is trusted only when every member document is and none was left out; a member
+    cut short or skipped by a limit makes the whole archive limit_exceeded."""
     documents = [m for m in members if m.doc_id]
     archive_ok = listing.status == archives.ArchiveStatus.OK
     if not documents:
@@ -69,7 +71,9 @@ def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[
 
 
 def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[ErrorRecord],
-                      failure: StepError | None, max_pages: int) -> tuple[DocumentStatus, str]:
+                     failure: StepError | None, max_pages: int) -> tuple[DocumentStatus, str]:
+    """A step's failure, then the plan's final status, then the pages: one bad or unread page is
+    enough for review, a limit for limit_exceeded; clean only when every page's text is trusted."""
     if failure is not None:
         code = input_error_code(failure.error)  # the input's fault, even when a step let it escape
         if code is not None:
