@@ -270,16 +270,18 @@ _LECTURE_LINES = (
 
 
 def math_font_pdf(base_font: str = "ABCDEF+CMEX10", delimiters: tuple[bytes, bytes] = (b"\x12 ", b" \x13"),
-                  differences: str | None = "18 /parenleftbigg /parenrightbigg", type3: bool = False) -> bytes:
+                  differences: str | None = "18 /parenleftbigg /parenrightbigg", type3: bool = False,
+                  repeat: int = 1) -> bytes:
     """A LaTeX-like page: German prose in Helvetica, and after each line a formula ``( x + y ) =
     ( a + b )`` whose delimiters are the codes ``delimiters`` of a font named ``base_font`` (Type 1,
     or Type 3 with ``type3``), not embedded, with no ToUnicode and, unless ``differences`` is None,
     an /Encoding whose /Differences names them (TeX's names: cmex's big parentheses by default).
-    pdfium writes such codes as they are (U+0012, U+0013): about 5% of the page's glyphs. (Each
+    pdfium writes such codes as they are (U+0012, U+0013): about 5% of the page's glyphs, 28 codes
+    (``repeat``: the prose and formulas that many times, up to 3). (Each
     delimiter shares its text object with a space: pdfium leaves out an object of one unmapped code.)"""
     left, right = (code.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") for code in delimiters)
     lines, y = [], 770
-    for line in _LECTURE_LINES:
+    for line in _LECTURE_LINES * repeat:
         lines.append(b"BT /F1 11 Tf 72 %d Td (%s) Tj ET" % (y, line.encode("cp1252")))
         formula = b"".join(b"/F2 11 Tf (%s) Tj /F1 11 Tf ( %s ) Tj /F2 11 Tf (%s) Tj /F1 11 Tf ( = ) Tj"
                            % (left, terms, right) for terms in (b"x + y", b"a + b"))

@@ -12,6 +12,7 @@ from pdf_factory import math_font_pdf
 
 from papersift import tex_glyphs
 from papersift.formats import pdf
+from papersift.pdf_engines import PdfHandle
 from papersift.pdf_fonts import RAW_CODE
 from papersift.settings import Settings
 
@@ -42,6 +43,23 @@ def test_cmex_parentheses_drawn_as_raw_codes_read_as_parentheses_and_the_page_st
     assert "CMEX10" in page.report.reason
     assert "( x + y ) = ( a + b )" in _words(page.text)
     assert not RAW_CODE.search(page.text)
+
+
+def test_a_page_dense_with_formulas_is_read_too() -> None:
+    """More raw codes than are looked up one by one (84): the page's fonts are checked for a math
+    font first, and it has one."""
+    page = _page(math_font_pdf(repeat=3))
+    assert page.report.status == "clean" and "math_glyphs" in page.report.signals
+    assert "84 glyph codes" in page.report.reason
+    assert _words(page.text).count("( x + y ) = ( a + b )") == 21
+
+
+def test_a_math_font_named_by_tex_glyph_names_raises_no_font_doubt() -> None:
+    """/parenleftbigg is no Adobe Glyph List name, but it says what the glyph is: the font's
+    dictionary is no evidence of a broken layer (a short page's verdict asks it)."""
+    with PdfHandle(math_font_pdf(), ()) as handle:
+        evidence = handle.font_evidence(1)
+    assert evidence is not None and evidence.kinds == ()
 
 
 def test_raw_codes_of_a_text_font_are_still_glyph_garbage() -> None:

@@ -443,13 +443,15 @@ def _table_tags(program: bytes) -> list[bytes]:
 
 def _standard_glyph_name(name: str) -> bool:
     """A glyph name that maps to Unicode by the Adobe Glyph List rules (AGL names, uniXXXX,
-    uXXXXXX, ligatures joined by ``_``, suffixes after ``.``)."""
+    uXXXXXX, ligatures joined by ``_``, suffixes after ``.``), or one of TeX's math glyph names
+    (``parenleftbigg``: tex_glyphs reads those)."""
     from pdfminer.glyphlist import glyphname2unicode
 
     base = name.split(".", 1)[0]
     if not base:
         return False
-    return all(part in glyphname2unicode or _UNI_NAME.fullmatch(part) is not None for part in base.split("_"))
+    return all(part in glyphname2unicode or _UNI_NAME.fullmatch(part) is not None
+               or tex_glyphs.character_of(part) is not None for part in base.split("_"))
 
 
 def _resolve(value: Any) -> Any:
