@@ -398,7 +398,7 @@ class PdfHandle:
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
-        self._program_names: dict[str, dict[int, str]] = {}  # font name -> its Type 1 program's encoding
+        self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
         self._math_fonts: dict[int, bool] = {}  # pdfium font handle's address -> one of TeX's math fonts
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
@@ -588,9 +588,10 @@ class PdfHandle:
         stripped) on page ``number``: from its embedded Type 1 program's own encoding (pdfium's, at
         no cost), else from the font dictionary's /Differences (pypdf, opened only for a page where
         a math font drew raw codes that its program does not name); None when neither names it."""
-        if font not in self._program_names:
-            self._program_names[font] = pdf_fonts.program_glyph_names(handle)
-        found = self._program_names[font].get(code)
+        key = ctypes.cast(handle, ctypes.c_void_p).value or 0
+        if key not in self._program_names:
+            self._program_names[key] = pdf_fonts.program_glyph_names(handle)
+        found = self._program_names[key].get(code)
         return found if found is not None else self._differences(number, font).get(code)
 
     def _differences(self, number: int, font: str) -> dict[int, str]:
