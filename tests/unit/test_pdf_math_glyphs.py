@@ -4,11 +4,13 @@ the page stays trusted from its text layer, and raw codes of any other font are 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from corpus_cases import BENCH_PDFS, CORPUS
 from pdf_factory import math_font_pdf
+from pypdf import PdfReader, PdfWriter
 
 from papersift import tex_glyphs
 from papersift.formats import pdf
@@ -60,6 +62,17 @@ def test_a_math_font_named_by_tex_glyph_names_raises_no_font_doubt() -> None:
     with PdfHandle(math_font_pdf(), ()) as handle:
         evidence = handle.font_evidence(1)
     assert evidence is not None and evidence.kinds == ()
+
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_a_math_page_shown_turned_reads_its_delimiters_the_same(rotate: int) -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(math_font_pdf())))
+    writer.pages[0].rotate(rotate)
+    out = io.BytesIO()
+    writer.write(out)
+    page = _page(out.getvalue())
+    assert page.report.status == "clean" and "math_glyphs" in page.report.signals
+    assert "( x + y ) = ( a + b )" in _words(page.text) and not RAW_CODE.search(page.text)
 
 
 def test_raw_codes_of_a_text_font_are_still_glyph_garbage() -> None:
