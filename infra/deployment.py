@@ -52,7 +52,7 @@ ASSEMBLE = FunctionSpec("assemble", "Assemble", memory_mb=2048, timeout_seconds=
 UNPACK = FunctionSpec("unpack", "Unpack", memory_mb=3008, timeout_seconds=900, container=True,
                       writes=(WORK_PREFIX, MEMBERS_PREFIX))
 #: lists the pages OCR reads: after the text layer, S3 listings; for a picture of several frames,
-#: a look at each (ocr.stage.survey_frames: blank and repeated frames are read by no OCR step),
+#: a look at each (ocr.survey.survey_frames: blank and repeated frames are read by no OCR step),
 #: in a worker of at most SURVEY_MEMORY_MB
 OCR_PLAN = FunctionSpec("ocr_plan", "OcrPlan", memory_mb=1024, timeout_seconds=120, container=False,
                         writes=(WORK_PREFIX,))

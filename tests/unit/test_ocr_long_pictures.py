@@ -16,10 +16,10 @@ from scan_factory import image_bytes, text_image
 from test_ocr_stage import drop
 
 from papersift.ocr import pictures, tesseract
-from papersift.ocr.stage import default_engines
 from papersift.pipeline import process_document
 from papersift.report_page import thumbnail_from_image
 from papersift.settings import Settings
+from papersift.steps.ocr import default_engines
 from papersift.storage import LocalDirStore
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="the tesseract binary is not installed")

@@ -17,10 +17,13 @@ from test_ocr_pages import GOOD, FakeEngine, engines, reading
 
 from papersift.errors import OcrThrottledError
 from papersift.ocr.reading import TESSERACT, TEXTRACT
-from papersift.ocr.stage import default_engines, plan_ocr, read_ocr_page
-from papersift.pipeline import extract_batch, plan_document, process_document
+from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.steps import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.contracts import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.ocr import default_engines, read_ocr_page
+from papersift.steps.ocr_plan import plan_ocr
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
 from papersift.workfiles import ocr_page_key
 
@@ -104,9 +107,9 @@ def test_a_stack_with_blank_and_repeated_frames_reads_each_distinct_text_frame_o
 
 def test_a_stack_the_survey_cannot_finish_in_time_is_read_frame_by_frame(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from papersift.ocr import stage
+    from papersift.steps import ocr_plan
 
-    monkeypatch.setattr(stage, "SURVEY_SECONDS", 0)
+    monkeypatch.setattr(ocr_plan, "SURVEY_SECONDS", 0)
     store, settings = LocalDirStore(tmp_path / "store"), Settings()
     document = drop(store, tmp_path, "stack.tif", shared_strip_tiff([_letter(), _letter(["Annex."])], [0, 1, 0]))
     plan = plan_document(store, document, settings)

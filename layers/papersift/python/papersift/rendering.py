@@ -265,8 +265,8 @@ def _ensure_decoder(data: bytes) -> None:
         raise UnsupportedFormatError("a HEIC picture: decoding it needs the pillow-heif plugin, which is not "
                                      "installed here (pip install pillow-heif)")
     if kind == "avif" and not _avif_decoder():
-        raise UnsupportedFormatError("an AVIF picture: decoding it needs Pillow built with libavif (Pillow 11.2 "
-                                     "or later) or the pillow-avif-plugin, neither is installed here")
+        raise UnsupportedFormatError("an AVIF picture: decoding it needs Pillow built with libavif (Pillow 11.3 "
+                                     "or later), which this Pillow is not")
 
 
 @functools.cache
@@ -280,19 +280,11 @@ def _heif_opener() -> bool:
     return True
 
 
-@functools.cache
 def _avif_decoder() -> bool:
-    """Whether AVIF can be opened: Pillow's own plugin (11.2+, when built with libavif), else
-    pillow-avif-plugin, which registers itself when imported."""
+    """Whether AVIF can be opened: Pillow's own plugin (Pillow 11.3 and later, built with libavif)."""
     from PIL import features
 
-    if features.check("avif"):
-        return True
-    try:
-        import pillow_avif  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return bool(features.check("avif"))
 
 
 def _check_picture_size(picture: Image.Image, number: int) -> None:

@@ -1,18 +1,15 @@
-"""The workflow's OCR stage as plain functions over an ObjectStore, like ``papersift.pipeline``:
-``plan_ocr`` lists the pages to read (after the text layer, or every frame of a picture) and
-``read_ocr_page`` reads one of them, writing ``work/<doc_id>/ocr/pages/<n>.json``, which assemble
-lays over the text layer's page. States carry page numbers and keys, never text.
+"""The OCR step: ``read_ocr_page`` reads one page, writing ``work/<doc_id>/ocr/pages/<n>.json``,
+which assemble lays over the text layer's page; ``default_engines`` builds the engines it reads
+with. States carry page numbers and keys, never text.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from PIL import Image
@@ -21,180 +18,18 @@ from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
-from papersift.ledger import Invocation, record_usage, textract_calls, textract_price
-from papersift.ocr import pictures
-from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, blank_page, read_page
+from papersift.ledger import Invocation, textract_calls, textract_price
+from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
-from papersift.rendering import (
-    RenderedPage,
-    picture_frame_count,
-    picture_frames,
-    picture_size,
-    render_page,
-    render_picture_frames,
-)
+from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
-from papersift.steps import (
-    DocumentOptions,
-    OcrItem,
-    OcrPlan,
-    OcrPlanRequest,
-    OcrRequest,
-    OcrResult,
-    manifest_json,
-)
+from papersift.steps.contracts import DocumentOptions, OcrRequest, OcrResult
 from papersift.storage import ObjectStore
-from papersift.workfiles import (
-    OCR_INPUT_PDF,
-    OCR_INPUT_SOURCE,
-    get_json,
-    ocr_inputs_prefix,
-    ocr_items_key,
-    ocr_page_key,
-    ocr_reading_key,
-    ocr_survey_key,
-    page_key,
-    put_json,
-)
+from papersift.workfiles import get_json, ocr_page_key, ocr_reading_key, page_key
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
-
-
-def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
-             invocation: Invocation | None = None) -> OcrPlan:
-    """The pages OCR reads: every frame of a picture, else the pages the text layer sent (their
-    inputs under ``work/<doc_id>/ocr/inputs/``). Past the Distributed Map threshold the items
-    go to an S3 manifest instead of the state (a member's OCR Map is inline: always in the state)."""
-    started = time.perf_counter()
-    plan, doc_id = request.plan, request.doc_id
-    items: list[OcrItem] = []
-    base = {"doc_id": doc_id, "bucket": request.bucket, "key": request.key, "kind": plan.kind}
-    if plan.kind in PICTURE_KINDS:
-        frames = min(plan.page_count, settings.max_pages)
-        survey = _survey(store, request.key, frames, settings) if frames > 1 else FrameSurvey()
-        if survey.surveyed:
-            put_json(store, ocr_survey_key(doc_id), survey.to_dict())
-        items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, frames + 1) if survey.to_read(n)]
-    else:
-        for key in store.list_keys(ocr_inputs_prefix(doc_id)):
-            stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
-            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
-                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
-    items.sort(key=lambda item: item.page)
-    distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
-    if distributed:
-        store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
-    if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
-    return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
-                   max_concurrency=settings.ocr_max_concurrency, items=[] if distributed else items)
-
-
-# -- the frames of a picture worth reading ------------------------------------------------------
-
-#: seconds plan_ocr spends looking at a picture's frames (in a worker, well inside the OCR plan
-#: step's 120 s): frames it did not reach are read as they come (a blank one still costs no engine
-#: call, only an OCR step). Distinct frames decode in ~20 ms (a 200-dpi letter page); frames stored
-#: alike (a TIFF's IFDs sharing a strip) are not decoded again
-SURVEY_SECONDS = 60
-#: what the survey's worker may take beyond the step's memory (the OCR plan function has 1,024 MB)
-SURVEY_MEMORY_MB = 640
-#: frames decoding to more than this are left to the OCR step, which has the memory for them
-SURVEY_MAX_FRAME_BYTES = 256 << 20
-
-
-@dataclass(frozen=True)
-class FrameSurvey:
-    """What looking at a picture's frames before OCR found: ``blank`` frames (number -> square
-    inches marked), read by no engine, and frames whose pixels repeat an earlier one's
-    (``same_as``: number -> the first), read once. ``surveyed``: frames 1..surveyed were looked at."""
-
-    blank: dict[int, float] = field(default_factory=dict)
-    same_as: dict[int, int] = field(default_factory=dict)
-    surveyed: int = 0
-
-    def to_read(self, number: int) -> bool:
-        return number not in self.blank and number not in self.same_as
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"blank": {str(n): v for n, v in self.blank.items()},
-                "same_as": {str(n): v for n, v in self.same_as.items()}, "surveyed": self.surveyed}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FrameSurvey:
-        return cls(blank={int(n): float(v) for n, v in data.get("blank", {}).items()},
-                   same_as={int(n): int(v) for n, v in data.get("same_as", {}).items()},
-                   surveyed=int(data.get("surveyed", 0)))
-
-
-def survey_frames(data: bytes, frames: int, max_pixels: int, seconds: float) -> FrameSurvey:
-    """Look at frames 1..``frames`` of a picture as OCR would draw them (within ``max_pixels``) for
-    ``seconds`` at most: which are blank (``pictures.is_blank``, the one test), which repeat an
-    earlier frame's pixels (same storage in the file, or the same pixel digest). Pure: runs in a
-    worker."""
-    deadline = time.monotonic() + seconds
-    blank: dict[int, float] = {}
-    same_as: dict[int, int] = {}
-    first_stored: dict[tuple[object, ...], int] = {}
-    first_pixels: dict[bytes, int] = {}
-    surveyed = 0
-    try:
-        for frame in picture_frames(data, range(1, frames + 1), max_pixels=max_pixels):
-            if time.monotonic() > deadline:
-                break
-            number = frame.number
-            earlier = first_stored.get(frame.stored)
-            if earlier is None and frame.decoded_bytes <= SURVEY_MAX_FRAME_BYTES:
-                first_stored[frame.stored] = number
-                page = frame.draw()
-                if pictures.is_blank(page.image, page.dpi):
-                    blank[number] = round(pictures.marked_square_inches(page.image, page.dpi), 6)
-                else:
-                    digest = hashlib.blake2b(page.image.tobytes(), digest_size=20,
-                                             person=page.image.mode.encode()).digest() + repr(page.image.size).encode()
-                    earlier = first_pixels.setdefault(digest, number)
-                    if earlier != number:
-                        same_as[number] = earlier
-            elif earlier is not None:
-                if earlier in blank:
-                    blank[number] = blank[earlier]
-                else:
-                    same_as[number] = same_as.get(earlier, earlier)
-            surveyed = number
-    except PapersiftError:
-        pass  # a frame that cannot be drawn: it and the rest are the OCR step's to fail or read
-    return FrameSurvey(blank=blank, same_as=same_as, surveyed=surveyed)
-
-
-def _survey(store: ObjectStore, key: str, frames: int, settings: Settings) -> FrameSurvey:
-    data = store.get(key)
-    try:
-        return run_once(functools.partial(survey_frames, data, frames, settings.ocr_max_pixels, SURVEY_SECONDS),
-                        Limits(SURVEY_SECONDS + 15, SURVEY_MEMORY_MB))
-    except PapersiftError:  # the worker ran out of time or memory: every frame is read as it comes
-        return FrameSurvey()
-
-
-def surveyed_pages(store: ObjectStore, doc_id: str, read: dict[int, PageContent]) -> list[PageContent]:
-    """The pages the OCR plan's survey decided without reading them, for assemble: each blank frame
-    as ``blank_page``, each repeated frame as the reading of the frame it repeats (``read``: the
-    pages OCR wrote). Nothing for a document without a survey."""
-    key = ocr_survey_key(doc_id)
-    if not store.exists(key):
-        return []
-    survey = FrameSurvey.from_dict(get_json(store, key))
-    pages = [blank_page(number, marked) for number, marked in survey.blank.items() if number not in read]
-    for number, first in survey.same_as.items():
-        original = read.get(first)
-        if original is not None and number not in read:
-            report = original.report.replace(
-                number=number, attempts=[], seconds=0.0, ocr_cost_usd=0.0,
-                signals=[*original.report.signals, "repeated_frame"],
-                reason=f"the same pixels as frame {first}, read once: {original.report.reason}")
-            pages.append(replace(original, number=number, report=report))
-    return pages
 
 
 def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, engines: OcrEngines,
@@ -306,12 +141,11 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
-        report = PageReport(**{**vars(layer.report), "status": str(PageStatus.FAILED), "reason": reason,
+        report = PageReport(**{**vars(layer.report), "status": PageStatus.FAILED, "reason": reason,
                                "errors": [*layer.report.errors, record]})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
-    report = PageReport(number=number, status=str(PageStatus.FAILED), engine=None, char_count=0, confidence=0.0,
-                        reason=reason, signals=["image_only"], errors=[record])
+    report = PageReport.without_text(number, PageStatus.FAILED, reason, signals=["image_only"], errors=[record])
     return PageContent(number=number, text="", report=report)
 
 
