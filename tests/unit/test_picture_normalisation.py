@@ -145,3 +145,16 @@ def test_a_heic_without_its_plugin_is_unsupported_naming_the_plugin(monkeypatch:
 def test_an_mp4_is_no_picture() -> None:
     mp4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 64
     assert sniff(mp4, "clip.mp4").kind not in ("avif", "heic")
+
+
+def test_a_frame_already_in_grey_is_its_own_picture_not_the_open_files() -> None:
+    """The drawn frame crosses a process boundary (the OCR step draws in a worker): it must not be
+    the open file's lazily decoded frame, which cannot travel and is closed after drawing."""
+    import pickle
+
+    frames = [text_image(width=300, font_size=20, lines=LINES[:1])] * 3
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
+    page = next(render_picture_frames(out.getvalue(), [2]))
+    assert type(page.image) is Image.Image
+    assert pickle.loads(pickle.dumps(page.image)).tobytes() == frames[1].tobytes()

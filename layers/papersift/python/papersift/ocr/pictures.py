@@ -102,7 +102,9 @@ def as_displayed(image: Image.Image, *, colour: bool = False) -> Image.Image:
     else:  # L, RGB, 1, P, YCbCr, HSV: Pillow converts them straight (1 and P to L in one pass)
         shown = image
     target = "RGB" if colour else "L"
-    shown = shown.convert(target) if shown.mode != target else shown
+    # a picture already in the target mode is copied all the same: the caller's may be a frame of
+    # an open file (lazily decoded, seeked, closed after), which must not leave with the result
+    shown = shown.convert(target) if shown.mode != target or shown is image else shown
     method = _EXIF_UPRIGHT.get(orientation)
     return shown.transpose(method) if method is not None else shown
 
