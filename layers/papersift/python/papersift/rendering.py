@@ -145,7 +145,7 @@ def _poppler_page_size(info: dict[str, object]) -> tuple[float, float]:
         return 612.0, 792.0
 
 
-# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page ------------------------------
+# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page ------------------
 
 #: what a picture may decode to before it is scaled down, in bytes: a 2400-dpi bilevel letter scan
 #: (20,400 x 26,400 px) decodes to ~540 MB as one byte a pixel; much beyond that is a bomb

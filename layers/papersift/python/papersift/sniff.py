@@ -262,8 +262,9 @@ def _weak_magic(data: bytes) -> str | None:
             return "iso"
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
-    if data[4:8] == b"ftyp":
-        return iso_bmff_picture(data)
+    picture = iso_bmff_picture(data)
+    if picture:
+        return picture
     if data[:2] == b"BM" and len(data) >= 18 and struct.unpack_from("<I", data, 14)[0] in _BMP_HEADER_SIZES:
         return "bmp"
     if is_tar_header(data[:512]):
@@ -285,7 +286,9 @@ def iso_bmff_picture(data: bytes) -> str | None:
     """"avif" or "heic" from an ISO-BMFF ``ftyp`` box (size, "ftyp", major brand, minor version,
     compatible brands), None for other ISO-BMFF files (video, audio). AVIF files also name the
     generic HEIF brand ``mif1``, so an AV1 brand anywhere wins."""
-    size = struct.unpack_from(">I", data, 0)[0] if len(data) >= 16 else 0
+    if len(data) < 16 or data[4:8] != b"ftyp":
+        return None
+    size = struct.unpack_from(">I", data, 0)[0]
     if size < 16 or size > min(len(data), 4096):
         return None
     brands = {data[8:12], *(data[offset:offset + 4] for offset in range(16, size - 3, 4))}
