@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -151,11 +152,12 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         if file_type.is_archive:
             found["status"] = ARCHIVE
         elif not formats.is_supported(file_type):
-            raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
+            raise UnsupportedFormatError(formats.unsupported_reason(file_type))
         else:
             # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
             pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings),
                              Limits(source.settings.page_seconds, source.settings.unit_memory_mb))
+            found["holds_files"] = formats.holds_files(source.data, file_type)
             if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
                 found.update(status=PICTURE, page_count=pages or 0)
@@ -197,7 +199,8 @@ def page_batches(document: DocumentRef, kind: str, pages: int | None, settings: 
 
 def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Settings, scratch: Path,
                    invocation: Invocation | None = None) -> UnpackResult:
-    """Unpack an archive (nested ones included) and upload each member as a document of
+    """Unpack an archive (nested ones included), or the files a PDF or an email holds (after its
+    own text: ``Plan.unpacks_after``), and upload each member as a document of
     its own under ``members/<doc_id>/<n>/<name>`` (``member_object_key``). Every member, processed or
     not, is recorded in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
     started = time.perf_counter()
@@ -219,7 +222,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
             member.local_path.unlink()
             item = DocumentRef(doc_id=document_id(request.bucket, member_key), bucket=request.bucket, key=member_key,
                                source_name=source_name_of(member.path), parent_doc_id=doc_id,
-                               archive_path=member.path)
+                               archive_path=member.path, member_kind=str(member.kind))
             entry = entry.model_copy(update={"doc_id": item.doc_id})
             items.append(item)
         members.append(entry)
@@ -406,16 +409,43 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
-    write_results(store, report, pages, page_files)
-    _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
+    held = _held_members(store, report, plan, settings) if failure is None else None
+    write_results(store, report, pages, page_files, held)
+    own_text = PAGE_SEPARATOR.join(p.text for p in pages)
+    if held is not None and held.cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(
+            [cleaning.clean_text(own_text, remove_stopwords=True), *held.cleaned]))
+    else:
+        _write_clean_text(store, report.doc_id, own_text, plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
-    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings),
-                   ledger=lambda seconds: cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)],
-                                                      transitions, settings,
-                                                      tables=plan.extract_tables if plan else False,
-                                                      paged=plan is not None and plan.kind in formats.PAGED_KINDS))
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)], transitions, settings,
+                          tables=plan.extract_tables if plan else False,
+                          paged=plan is not None and plan.kind in formats.PAGED_KINDS)
+        return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
+
+    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
+
+
+def _held_members(store: ObjectStore, report: ExtractionReport, plan: Plan | None,
+                  settings: Settings) -> _Members | None:
+    """The members of a document that holds files (a PDF's embedded files, an email's attachments),
+    gathered as an archive's are, and the verdict they leave on the document; None for the rest."""
+    if plan is None or not plan.holds_files:
+        return None
+    listing = ArchiveListing(status="limit_exceeded",
+                             reason=f"the document's files were not read: it is nested in members deeper than "
+                                    f"the workflow unpacks ({UNPACK_LEVELS} levels)")
+    if store.exists(members_key(report.doc_id)):
+        listing = ArchiveListing.model_validate_json(store.get(members_key(report.doc_id)))
+    held = _gather_members(store, listing, report, _wants_clean_text(plan, settings), holder=True)
+    report.status, report.reason = _holder_verdict((report.status, report.reason),
+                                                   _archive_verdict(listing, report.members))
+    _record_member_codes(report, held.codes)
+    return held
 
 
 def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
@@ -432,6 +462,8 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
                               "size": plan.size if plan else 0}
     if document.parent_doc_id:
         source.update(parent_doc_id=document.parent_doc_id, archive_path=document.archive_path)
+        if document.member_kind:
+            source["member_kind"] = document.member_kind
     return ExtractionReport(
         doc_id=document.doc_id,
         source=source,
@@ -497,19 +529,53 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                                     f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
-    # members' text and Markdown go straight into one buffer each, and the clean text is cleaned
-    # member by member: a 20,000-member archive held its text four times over at once (the parts,
-    # their join, its bytes, the join again for cleaning) and cleaning listed every character
-    text_out, markdown_out = _Joined(), _Joined()
-    cleaned: list[str] | None = [] if _wants_clean_text(plan, settings) else None
-    ledgers: list[dict[str, Any]] = []
-    codes: list[str] = []  # why members were cut or left out, in listing order
-    if listing.status != str(archives.ArchiveStatus.OK):
+    gathered = _gather_members(store, listing, report, _wants_clean_text(plan, settings))
+    report.page_count = sum(m.page_count for m in report.members)
+    report.status, report.reason = _archive_verdict(listing, report.members)
+    _record_member_codes(report, gathered.codes)
+    prefix = results_prefix(doc_id)
+    store.put(prefix + TEXT_FILE, gathered.text.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, gathered.markdown.value(), MARKDOWN_CONTENT_TYPE)
+    if gathered.cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(gathered.cleaned))
+    usage = load_usage(store, doc_id)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
+        return merge_ledgers([own, *gathered.ledgers])
+
+    return _finish(store, report, started, ledger=ledger)
+
+
+@dataclass
+class _Members:
+    """What a document's members add to its result: their tagged text and Markdown, their cleaned
+    text (when asked for), their cost ledgers, and why some were cut or left out (listing order)."""
+
+    text: _Joined = field(default_factory=lambda: _Joined())
+    markdown: _Joined = field(default_factory=lambda: _Joined())
+    cleaned: list[str] | None = None
+    ledgers: list[dict[str, Any]] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+
+
+def _gather_members(store: ObjectStore, listing: ArchiveListing, report: ExtractionReport,
+                    wants_clean: bool, *, holder: bool = False) -> _Members:
+    """One member entry per listed member (an archive's, a PDF's or an email's: the same path for
+    every kind), with the member document's own status where it was processed; their text under
+    tag lines. Members' text goes straight into one buffer each, and the clean text is cleaned
+    member by member: a 20,000-member archive held its text four times over at once otherwise.
+    ``holder``: a PDF's or an email's listing, for which holding no file is no problem."""
+    gathered = _Members(cleaned=[] if wants_clean else None)
+    codes = gathered.codes
+    if listing.status != str(archives.ArchiveStatus.OK) and not (holder and listing.status == str(
+            archives.ArchiveStatus.EMPTY)):
         codes.append(archives.limit_code(listing.reason) if listing.status == str(archives.ArchiveStatus.LIMIT_EXCEEDED)
                      else listing.status)
     for entry in listing.members:
-        member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
-                              doc_id=entry.doc_id, original_name=entry.original_name)
+        member = MemberReport(path=entry.path, status=entry.status, kind=entry.kind, reason=entry.reason,
+                              size=entry.size, doc_id=entry.doc_id, original_name=entry.original_name)
         member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
         if member.doc_id and store.exists(member_prefix + REPORT_FILE):
             member_report = ExtractionReport.from_dict(get_json(store, member_prefix + REPORT_FILE))
@@ -517,42 +583,47 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
             if member_report.status == DocumentStatus.LIMIT_EXCEEDED:
                 codes.append(member_report.error_code or "limit_exceeded")
-            report.page_count += member_report.page_count
             report.char_count += member_report.char_count
-            ledgers.append(member_report.cost)
+            gathered.ledgers.append(member_report.cost)
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
             if member_report.char_count:  # a member without text adds no tag line, only its entry
                 text = member_tag(member.path) + "\n" + store.get(member_prefix + TEXT_FILE).decode("utf-8")
-                text_out.add(text.encode("utf-8"))
-                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
-                if cleaned is not None:
-                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
+                gathered.text.add(text.encode("utf-8"))
+                gathered.markdown.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
+                if gathered.cleaned is not None:
+                    gathered.cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
         elif member.doc_id:
             member.status, member.reason = str(DocumentStatus.FAILED), "member was not processed (no report)"
         elif member.status == str(archives.MemberStatus.SKIPPED_LIMIT):
             codes.append(archives.limit_code(member.reason))
         report.members.append(member)
-    report.status, report.reason = _archive_verdict(listing, report.members)
+    return gathered
+
+
+def _record_member_codes(report: ExtractionReport, codes: list[str]) -> None:
+    """The error record of a result that members made untrusted: a bomb's name over the generic code."""
     if codes and report.status not in TRUSTED_DOCUMENT_STATUSES:
         limit_codes = [c for c in codes if c in TRUNCATION_CODES]
-        specific = [c for c in limit_codes if c != "limit_exceeded"]  # a bomb's name over the generic code
+        specific = [c for c in limit_codes if c != "limit_exceeded"]
         code = (specific or limit_codes)[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes \
             else codes[0]
         report.errors.append(ErrorRecord(code=code, reason=report.reason))
-    prefix = results_prefix(doc_id)
-    store.put(prefix + TEXT_FILE, text_out.value(), TEXT_CONTENT_TYPE)
-    store.put(prefix + MARKDOWN_FILE, markdown_out.value(), MARKDOWN_CONTENT_TYPE)
-    if cleaned is not None:
-        _put_clean_text(store, doc_id, cleaning.join_cleaned(cleaned))
-    usage = load_usage(store, doc_id)
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
 
-    def ledger(seconds: float) -> dict[str, Any]:
-        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
-        return merge_ledgers([own, *ledgers])
 
-    return _finish(store, report, started, ledger=ledger)
+def _holder_verdict(own: tuple[str, str], members: tuple[str, str]) -> tuple[str, str]:
+    """A document that holds files (a PDF, an email): its own verdict, unless its members make the
+    result less trustworthy (a member untrusted, or left out by a limit: the text is incomplete)."""
+    trusted = {str(s) for s in TRUSTED_DOCUMENT_STATUSES}
+    if members[0] in trusted or members[0] == str(DocumentStatus.EMPTY):
+        if members[0] == str(DocumentStatus.EMPTY) or own[0] not in trusted:
+            return own
+        recovered = str(DocumentStatus.PARTIALLY_RECOVERED) in (own[0], members[0])
+        status = str(DocumentStatus.PARTIALLY_RECOVERED) if recovered else own[0]
+        return status, f"{own[1]}; attachments: {members[1]}"
+    if own[0] in trusted or own[0] == str(DocumentStatus.EMPTY):
+        return members[0], f"attachments: {members[1]}"
+    return own[0], f"{own[1]}; attachments: {members[1]}"
 
 
 def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
@@ -577,6 +648,8 @@ class _Joined:
         self._buffer = io.BytesIO()
 
     def add(self, part: bytes) -> None:
+        if not part:
+            return
         if self._buffer.tell():
             self._buffer.write(b"\n\n")
         self._buffer.write(part)
@@ -670,12 +743,18 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
 
 
 def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent],
-                  page_files: bool = True) -> None:
+                  page_files: bool = True, members: _Members | None = None) -> None:
+    """text.txt (pages separated by form feeds, then its members' text under tag lines, for a
+    document that holds files), document.md and the page files."""
     prefix = results_prefix(report.doc_id)
-    text = PAGE_SEPARATOR.join(p.text for p in pages)
-    markdown = "\n\n".join(md for md in (p.to_markdown() for p in pages) if md)
-    store.put(prefix + TEXT_FILE, text.encode("utf-8"), TEXT_CONTENT_TYPE)
-    store.put(prefix + MARKDOWN_FILE, markdown.encode("utf-8"), MARKDOWN_CONTENT_TYPE)
+    text, markdown = _Joined(), _Joined()
+    text.add(PAGE_SEPARATOR.join(p.text for p in pages).encode("utf-8"))
+    markdown.add("\n\n".join(md for md in (p.to_markdown() for p in pages) if md).encode("utf-8"))
+    if members is not None:
+        text.add(members.text.value())
+        markdown.add(members.markdown.value())
+    store.put(prefix + TEXT_FILE, text.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown.value(), MARKDOWN_CONTENT_TYPE)
     for page in pages if page_files else ():
         put_json(store, prefix + page_file(page.number), page.to_dict())
 
@@ -716,7 +795,7 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "cost": _decimals(report.cost),
         **listing_attributes(report.status, report.source.get("parent_doc_id")),
     }
-    for extra in ("parent_doc_id", "archive_path"):
+    for extra in ("parent_doc_id", "archive_path", "member_kind"):
         if report.source.get(extra):
             item[extra] = report.source[extra]
     return item
@@ -770,17 +849,26 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
             with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
                                           Path(scratch), invocation("unpack"))
-            items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
-            for item in items:
-                process_document(store, item, settings, level + 1, engines=engines, memory=memory,
-                                 page_files=page_files)
+            _process_members(store, unpacked, settings, level, engines, memory, page_files)
         if route is Route.OCR or (route is Route.EXTRACT and any(result.needs_ocr for result in extracted)):
             _read_ocr_pages(store, document, plan, settings, engines, invocation)
+        if plan.unpacks_after(level):  # a PDF's or an email's files, after its own text, as the workflow does
+            with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
+                unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
+                                          Path(scratch), invocation("unpack"))
+            _process_members(store, unpacked, settings, level, engines, memory, page_files)
         return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings,
                                  invocation("assemble"), page_files)
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         failure = AssembleRequest(**document.ref.model_dump(), error=StepError.from_exception(exc))
         return assemble_document(store, failure, settings, invocation("assemble"), page_files)
+
+
+def _process_members(store: ObjectStore, unpacked: UnpackResult, settings: Settings, level: int,
+                     engines: OcrEngines | None, memory: Mapping[str, int] | None, page_files: bool) -> None:
+    items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
+    for item in items:
+        process_document(store, item, settings, level + 1, engines=engines, memory=memory, page_files=page_files)
 
 
 def _read_ocr_pages(store: ObjectStore, document: DocumentRef, plan: Plan, settings: Settings,

@@ -38,6 +38,7 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "html": "papersift.formats.markup:extract_html",
     "xml": "papersift.formats.markup:extract_xml",
     "epub": "papersift.formats.epub:extract_epub",
+    "eml": "papersift.formats.eml:extract_email",
     "doc": "papersift.formats.legacy:extract_doc",
     "xls": "papersift.formats.legacy:extract_xls",
     "ppt": "papersift.formats.legacy:extract_ppt",
@@ -55,6 +56,35 @@ def _resolve(target: str) -> WholeExtractor:
 
 def is_supported(file_type: FileType) -> bool:
     return file_type.kind in PAGED_KINDS or file_type.kind in WHOLE_DOCUMENT_EXTRACTORS
+
+
+#: why a kind papersift types but does not read has no extractor (the plan's reason)
+UNSUPPORTED_REASONS: dict[str, str] = {
+    "msg": "Outlook .msg messages are not read yet (the library that reads them, extract-msg, is GPL "
+           "licensed and cannot ship in the layer): save the message as .eml to have it read",
+}
+
+
+def unsupported_reason(file_type: FileType) -> str:
+    return UNSUPPORTED_REASONS.get(file_type.kind, f"no extractor for {file_type.kind} ({file_type.mime})")
+
+
+def holds_files(data: bytes, file_type: FileType) -> bool:
+    """The document may hold files to read as its members (``archives.ATTACHMENT_KINDS``). For a
+    PDF, from its bytes: an embedded file's stream is never inside an object stream, and writers
+    type it ``/EmbeddedFile`` (a FileAttachment annotation names itself); the unpack step reads
+    the real list. For an email, whether a part is a file."""
+    if file_type.kind == "pdf":
+        return b"/EmbeddedFile" in data or b"/FileAttachment" in data
+    if file_type.kind == "eml":
+        from papersift.errors import InputError
+        from papersift.mail import parse_message
+
+        try:
+            return bool(parse_message(data).attachments)
+        except InputError:  # the extract step reports what is wrong with the message
+            return False
+    return False
 
 
 def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | None:
