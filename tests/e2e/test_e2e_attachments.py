@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from archive_factory import zip_bytes
-from attachment_factory import email_with_attachments, pdf_with_attachments, pdf_with_flate_bomb
+from attachment_factory import email_with_attachments, outlook_msg, pdf_with_attachments, pdf_with_flate_bomb
 from pdf_factory import text_pdf
 
 from papersift.settings import Settings
@@ -102,6 +102,24 @@ def test_email_gives_its_headers_and_body_as_its_text_and_its_attachments_as_mem
     assert f"=== attachments/proposta.pdf ===\n{PROPOSAL}" in text
     assert f"=== attachments/notas.txt ===\n{NOTES}" in text
     assert (folder / "members" / "attachments" / "notas.txt" / "text.txt").read_text(encoding="utf-8").startswith(NOTES)
+
+
+def test_outlook_message_gives_its_headers_and_body_and_its_attachments_as_members(tmp_path: Path) -> None:
+    message = outlook_msg(subject="Proposta comercial", sender=("Ana Souza", "ana@example.com"), to="Compras",
+                          body=BODY, files={"proposta.pdf": text_pdf([PROPOSAL]), "notas.txt": (NOTES + "\n").encode()})
+    (tmp_path / "proposta.msg").write_bytes(message)
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "proposta.msg"), "--out", str(out), "--quiet"]) == 0
+    folder = out / "proposta.msg"
+    report = _report(folder)
+    assert (report["detected_type"], report["status"]) == ("msg", "clean"), report["reason"]
+    text = (folder / "text.txt").read_text(encoding="utf-8")
+    assert text.startswith("From: Ana Souza <ana@example.com>\nTo: Compras\nSubject: Proposta comercial\n\n" + BODY)
+    members = _members(report)
+    assert {(p, m["kind"], m["status"]) for p, m in members.items()} == {
+        ("attachments/proposta.pdf", "email_attachment", "clean"),
+        ("attachments/notas.txt", "email_attachment", "clean")}
+    assert f"=== attachments/proposta.pdf ===\n{PROPOSAL}" in text
 
 
 def test_email_with_only_an_html_body_is_read_as_text(tmp_path: Path) -> None:

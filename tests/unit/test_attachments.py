@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import io
 import tracemalloc
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from attachment_factory import email_with_attachments, pdf_with_attachments, pdf_with_flate_bomb
+from attachment_factory import email_with_attachments, outlook_msg, pdf_with_attachments, pdf_with_flate_bomb
 from pdf_factory import text_pdf
 from pypdf import PdfReader, PdfWriter
 
 from papersift import archives, formats
 from papersift.archives import ArchiveLimits, ArchiveStatus, MemberKind, MemberStatus
 from papersift.errors import NestingTooDeepError
-from papersift.formats.eml import extract_email
+from papersift.formats.eml import extract_email, extract_outlook
 from papersift.mail import MAX_MIME_DEPTH, parse_message
 from papersift.settings import Settings
 from papersift.sniff import sniff
@@ -54,10 +55,9 @@ def test_a_note_that_starts_with_a_colon_line_is_still_text() -> None:
     assert sniff(b"Note: this is prose.\nIt goes on without any header.\n").kind == "txt"
 
 
-def test_outlook_msg_is_unsupported_with_a_reason_naming_the_licence_problem() -> None:
-    reason = formats.unsupported_reason(formats.FileType(kind="msg", mime="application/vnd.ms-outlook",
-                                                         detected_by="container"))
-    assert "extract-msg" in reason and "GPL" in reason and ".eml" in reason
+def test_an_outlook_message_is_typed_msg_by_its_streams() -> None:
+    data = outlook_msg(subject="S", sender=("A", "a@example.com"), to="B", body="Body.", files={})
+    assert sniff(data, "").kind == "msg" and sniff(data, "x.eml").kind == "msg"
 
 
 # -- an email's own text -------------------------------------------------------------------
@@ -213,3 +213,35 @@ def test_an_email_without_attachments_has_an_empty_listing(tmp_path: Path) -> No
     message = email_with_attachments(subject="S", plain="Body.", html=None, files={})
     result = _unpack(tmp_path, message, "eml")
     assert (result.status, result.members) == (ArchiveStatus.EMPTY, [])
+
+
+# -- Outlook .msg ---------------------------------------------------------------------------------
+
+
+def _outlook(files: dict[str, bytes]) -> bytes:
+    return outlook_msg(subject="Proposta comercial", sender=("Ana Souza", "ana@example.com"), to="Compras",
+                       body="Segue a proposta em anexo.\r\nAtenciosamente, Ana", files=files,
+                       submitted=datetime(2026, 12, 3, 13, 15, tzinfo=UTC))
+
+
+def test_an_outlook_message_reads_as_its_headers_and_body() -> None:
+    (unit,) = extract_outlook(_outlook({"a.txt": b"Anexo."}), Settings())
+    assert unit.text.startswith("From: Ana Souza <ana@example.com>\nTo: Compras\n"
+                                "Date: Thu, 03 Dec 2026 13:15:00 +0000\nSubject: Proposta comercial\n\n")
+    assert "Segue a proposta em anexo.\nAtenciosamente, Ana" in unit.text and "Anexo." not in unit.text
+    assert unit.report.status == "clean"
+
+
+def test_outlook_attachments_are_email_attachments_small_and_large_alike(tmp_path: Path) -> None:
+    large = ("Linha de texto do anexo grande.\n" * 400).encode()  # past the mini stream's 4,096 bytes
+    result = _unpack(tmp_path, _outlook({"proposta.pdf": text_pdf(["P."]), "grande.txt": large}), "msg")
+    assert _statuses(result) == {"attachments/proposta.pdf": "extracted", "attachments/grande.txt": "extracted"}
+    assert {m.kind for m in result.members} == {MemberKind.EMAIL_ATTACHMENT}
+    by_path = {m.path: m for m in result.members}
+    assert by_path["attachments/grande.txt"].local_path.read_bytes() == large  # type: ignore[union-attr]
+
+
+def test_a_damaged_outlook_message_is_corrupt_not_a_crash(tmp_path: Path) -> None:
+    data = _outlook({"a.txt": b"A."})
+    result = _unpack(tmp_path, data[:1024], "msg")
+    assert result.status is ArchiveStatus.CORRUPT and "cannot be opened" in result.reason

@@ -152,7 +152,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         if file_type.is_archive:
             found["status"] = ARCHIVE
         elif not formats.is_supported(file_type):
-            raise UnsupportedFormatError(formats.unsupported_reason(file_type))
+            raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
         else:
             # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
             pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings),

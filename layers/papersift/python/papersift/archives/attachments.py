@@ -1,4 +1,4 @@
-"""The files a PDF or an email holds, read as an archive's members are.
+"""The files a PDF or an email (.eml, Outlook .msg) holds, read as an archive's members are.
 
 A PDF's embedded files (its ``/EmbeddedFiles`` name tree, which a portfolio's ``/Collection``
 lists too, and its FileAttachment annotations) and an email's attachments are reported to the
@@ -21,7 +21,7 @@ from papersift.archives.limits import CHUNK, Run, Stop
 from papersift.archives.members import ArchiveStatus, MemberKind
 from papersift.archives.sink import Chunks, MemberSink, Opener
 from papersift.errors import InputError, LimitExceededError
-from papersift.mail import parse_message
+from papersift.mail import MailParts, parse_message, parse_outlook
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -59,8 +59,17 @@ def read_pdf_attachments(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, 
 
 def read_email_attachments(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
     """Every MIME part of the email at ``path`` that is a file (``papersift.mail`` decides which)."""
+    return _read_message(frame, path, parse_message)
+
+
+def read_outlook_attachments(frame: MemberSink, path: Path) -> tuple[ArchiveStatus, str]:
+    """Every attachment of the Outlook message at ``path``."""
+    return _read_message(frame, path, parse_outlook)
+
+
+def _read_message(frame: MemberSink, path: Path, parse: Callable[[bytes], MailParts]) -> tuple[ArchiveStatus, str]:
     try:
-        parts = parse_message(path.read_bytes())
+        parts = parse(path.read_bytes())
     except LimitExceededError as exc:
         return ArchiveStatus.LIMIT_EXCEEDED, f"{exc} (max_archive_depth)"
     except InputError as exc:
@@ -79,9 +88,11 @@ def read_email_attachments(frame: MemberSink, path: Path) -> tuple[ArchiveStatus
 ATTACHMENT_READERS: dict[str, Callable[[MemberSink, Path], tuple[ArchiveStatus, str]]] = {
     "pdf": read_pdf_attachments,
     "eml": read_email_attachments,
+    "msg": read_outlook_attachments,
 }
 #: kind -> what its attachments are
-ATTACHMENT_KINDS: dict[str, MemberKind] = {"pdf": MemberKind.PDF_ATTACHMENT, "eml": MemberKind.EMAIL_ATTACHMENT}
+ATTACHMENT_KINDS: dict[str, MemberKind] = {"pdf": MemberKind.PDF_ATTACHMENT, "eml": MemberKind.EMAIL_ATTACHMENT,
+                                           "msg": MemberKind.EMAIL_ATTACHMENT}
 
 
 def _bytes_opener(payload: Callable[[], bytes]) -> Opener:

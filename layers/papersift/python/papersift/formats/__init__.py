@@ -39,6 +39,7 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "xml": "papersift.formats.markup:extract_xml",
     "epub": "papersift.formats.epub:extract_epub",
     "eml": "papersift.formats.eml:extract_email",
+    "msg": "papersift.formats.eml:extract_outlook",
     "doc": "papersift.formats.legacy:extract_doc",
     "xls": "papersift.formats.legacy:extract_xls",
     "ppt": "papersift.formats.legacy:extract_ppt",
@@ -58,17 +59,6 @@ def is_supported(file_type: FileType) -> bool:
     return file_type.kind in PAGED_KINDS or file_type.kind in WHOLE_DOCUMENT_EXTRACTORS
 
 
-#: why a kind papersift types but does not read has no extractor (the plan's reason)
-UNSUPPORTED_REASONS: dict[str, str] = {
-    "msg": "Outlook .msg messages are not read yet (the library that reads them, extract-msg, is GPL "
-           "licensed and cannot ship in the layer): save the message as .eml to have it read",
-}
-
-
-def unsupported_reason(file_type: FileType) -> str:
-    return UNSUPPORTED_REASONS.get(file_type.kind, f"no extractor for {file_type.kind} ({file_type.mime})")
-
-
 def holds_files(data: bytes, file_type: FileType) -> bool:
     """The document may hold files to read as its members (``archives.ATTACHMENT_KINDS``). For a
     PDF, from its bytes: an embedded file's stream is never inside an object stream, and writers
@@ -76,12 +66,12 @@ def holds_files(data: bytes, file_type: FileType) -> bool:
     the real list. For an email, whether a part is a file."""
     if file_type.kind == "pdf":
         return b"/EmbeddedFile" in data or b"/FileAttachment" in data
-    if file_type.kind == "eml":
+    if file_type.kind in ("eml", "msg"):
         from papersift.errors import InputError
-        from papersift.mail import parse_message
+        from papersift.mail import parse_message, parse_outlook
 
         try:
-            return bool(parse_message(data).attachments)
+            return bool((parse_message if file_type.kind == "eml" else parse_outlook)(data).attachments)
         except InputError:  # the extract step reports what is wrong with the message
             return False
     return False
