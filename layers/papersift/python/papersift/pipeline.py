@@ -613,17 +613,22 @@ def _record_member_codes(report: ExtractionReport, codes: list[str]) -> None:
 
 def _holder_verdict(own: tuple[str, str], members: tuple[str, str]) -> tuple[str, str]:
     """A document that holds files (a PDF, an email): its own verdict, unless its members make the
-    result less trustworthy (a member untrusted, or left out by a limit: the text is incomplete)."""
+    result less trustworthy. A member left out by a limit makes its text incomplete
+    (``limit_exceeded``, as in an archive); any other trouble with them (untrusted, unreadable, a
+    listing that broke off) leaves its own text sound and the whole to review (``needs_review``)."""
     trusted = {str(s) for s in TRUSTED_DOCUMENT_STATUSES}
-    if members[0] in trusted or members[0] == str(DocumentStatus.EMPTY):
-        if members[0] == str(DocumentStatus.EMPTY) or own[0] not in trusted:
+    empty, review, limited = str(DocumentStatus.EMPTY), str(DocumentStatus.NEEDS_REVIEW), \
+        str(DocumentStatus.LIMIT_EXCEEDED)
+    reason = f"{own[1]}; attachments: {members[1]}"
+    if members[0] in trusted or members[0] == empty:
+        if members[0] == empty or own[0] not in trusted:
             return own
         recovered = str(DocumentStatus.PARTIALLY_RECOVERED) in (own[0], members[0])
-        status = str(DocumentStatus.PARTIALLY_RECOVERED) if recovered else own[0]
-        return status, f"{own[1]}; attachments: {members[1]}"
-    if own[0] in trusted or own[0] == str(DocumentStatus.EMPTY):
-        return members[0], f"attachments: {members[1]}"
-    return own[0], f"{own[1]}; attachments: {members[1]}"
+        return (str(DocumentStatus.PARTIALLY_RECOVERED) if recovered else own[0]), reason
+    worse = limited if members[0] == limited else review
+    if own[0] in trusted or own[0] == empty or (own[0] == review and worse == limited):
+        return worse, reason
+    return own[0], reason
 
 
 def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
