@@ -291,7 +291,7 @@ def test_a_pdf_whose_attachment_list_is_damaged_keeps_its_pages_and_asks_for_rev
     from pypdf.generic import NameObject, NumberObject
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_with_attachments("Cover page text.", {"a.txt": b"A"}))))
-    writer._root_object["/Names"]["/EmbeddedFiles"][NameObject("/Names")] = NumberObject(7)  # noqa: SLF001
+    writer._root_object["/Names"]["/EmbeddedFiles"][NameObject("/Names")] = NumberObject(7)
     buffer = io.BytesIO()
     writer.write(buffer)
     store, document = _store_with(tmp_path, "broken.pdf", buffer.getvalue())
