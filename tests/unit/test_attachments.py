@@ -24,14 +24,14 @@ from papersift.sniff import sniff
 
 
 def _unpack(tmp_path: Path, data: bytes, kind: str, limits: ArchiveLimits | None = None,
-            passwords: tuple[str, ...] = ()) -> archives.UnpackResult:
+            passwords: tuple[str, ...] = ()) -> archives.UnpackedArchive:
     tmp_path.mkdir(parents=True, exist_ok=True)
     source = tmp_path / f"source.{kind}"
     source.write_bytes(data)
     return archives.unpack(source, kind, tmp_path / "work", limits or ArchiveLimits(), passwords)
 
 
-def _statuses(result: archives.UnpackResult) -> dict[str, str]:
+def _statuses(result: archives.UnpackedArchive) -> dict[str, str]:
     return {m.path: str(m.status) for m in result.members}
 
 
