@@ -105,7 +105,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     own_text = PAGE_SEPARATOR.join(p.text for p in pages)
     if held is not None and held.cleaned is not None:
         _put_clean_text(store, doc_id, cleaning.join_cleaned(
-            [cleaning.clean_text(own_text, remove_stopwords=True), *held.cleaned]))
+            [cleaning.clean_text(own_text, remove_stopwords=True, transliterator=settings.clean_text_transliterator),
+             *held.cleaned]))
     else:
         _write_clean_text(store, report.doc_id, own_text, plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
@@ -202,7 +203,7 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                                     f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
-    gathered = _gather_members(store, listing, report, _wants_clean_text(plan, settings))
+    gathered = _gather_members(store, listing, report, plan, settings)
     report.page_count = sum(m.page_count for m in report.members)
     report.status, report.reason = archive_verdict(listing, report.members)
     _record_member_codes(report, gathered.codes)
@@ -233,15 +234,16 @@ class _Members:
     codes: list[str] = field(default_factory=list)
 
 
-def _gather_members(store: ObjectStore, listing: ArchiveListing, report: ExtractionReport,
-                    wants_clean: bool, *, holder: bool = False) -> _Members:
+def _gather_members(store: ObjectStore, listing: ArchiveListing, report: ExtractionReport, plan: Plan,
+                    settings: Settings, *, holder: bool = False) -> _Members:
     """One member entry per listed member (an archive's, a PDF's or an email's: the same path for
     every kind), with the member document's own status where it was processed; their text under
     tag lines. Members' text goes straight into one buffer each, and the clean text is cleaned
     member by member: a 20,000-member archive held its text four times over at once otherwise (the
     parts, their join, its bytes, the join again for cleaning). ``holder``: a PDF's or an email's
     listing, for which holding no file is no problem."""
-    gathered = _Members(cleaned=[] if wants_clean else None)
+    gathered = _Members(cleaned=[] if _wants_clean_text(plan, settings) else None)
+    transliterator = settings.clean_text_transliterator
     codes = gathered.codes
     if listing.status != archives.ArchiveStatus.OK and not (holder and listing.status == archives.ArchiveStatus.EMPTY):
         codes.append(archives.limit_code(listing.reason) if listing.status == archives.ArchiveStatus.LIMIT_EXCEEDED
@@ -265,7 +267,8 @@ def _gather_members(store: ObjectStore, listing: ArchiveListing, report: Extract
                 gathered.text.add(text.encode("utf-8"))
                 gathered.markdown.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
                 if gathered.cleaned is not None:
-                    gathered.cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
+                    gathered.cleaned.append(cleaning.clean_text(text, remove_stopwords=True,
+                                                                transliterator=transliterator))
         elif member.doc_id:
             member.status, member.reason = DocumentStatus.FAILED, "member was not processed (no report)"
         elif member.status == archives.MemberStatus.SKIPPED_LIMIT:
@@ -295,7 +298,7 @@ def _held_members(store: ObjectStore, report: ExtractionReport, plan: Plan | Non
                                     f"the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(report.doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(report.doc_id)))
-    held = _gather_members(store, listing, report, _wants_clean_text(plan, settings), holder=True)
+    held = _gather_members(store, listing, report, plan, settings, holder=True)
     report.status, report.reason = holder_verdict((report.status, report.reason),
                                                   archive_verdict(listing, report.members))
     _record_member_codes(report, held.codes)
@@ -306,7 +309,8 @@ def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | N
     """text.clean.txt for indexing (accents folded, pt/en/es stopwords and noise removed);
     text.txt itself is never altered."""
     if _wants_clean_text(plan, settings):
-        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True))
+        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True,
+                                              transliterator=settings.clean_text_transliterator))
 
 
 def _wants_clean_text(plan: Plan | None, settings: Settings) -> bool:
