@@ -262,10 +262,13 @@ class PageReport(ReportModel):
 
 
 class MemberReport(ReportModel):
-    """One archive member: its path inside the archive and how it ended."""
+    """One member (of an archive, or a PDF's or an email's attachment): its path inside what holds
+    it and how it ended."""
 
     path: str
     status: str
+    kind: str = Field(default="archive_member",
+                      description="what held it: archive_member, pdf_attachment or email_attachment")
     reason: str = ""
     detected_type: str | None = None
     size: int | None = None
@@ -287,6 +290,8 @@ class Source(TypedDict):
     size: NotRequired[Count]
     parent_doc_id: NotRequired[str]
     archive_path: NotRequired[Annotated[str, Field(description="relative path of this member inside its archive")]]
+    member_kind: NotRequired[Annotated[str, Field(description="what held this member: archive_member, "
+                                                              "pdf_attachment or email_attachment")]]
 
 
 Counts = dict[str, Count]
