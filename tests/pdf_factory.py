@@ -344,6 +344,32 @@ def truetype_without_cmap_pdf(codes: bytes = b'!"#$%') -> bytes:
     return raw_pdf(b"BT /F1 24 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
 
 
+def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-', flags: int = 32,
+                                    encoding: bytes = b"") -> bytes:
+    """``word`` drawn with an embedded subset TrueType font (reportlab's subsetter over Vera.ttf)
+    whose own cmap numbers its glyphs as a subsetting tool chose: code ``codes[i]`` draws
+    ``word[i]``. No ToUnicode and no /Encoding (unless ``encoding`` gives one), non-symbolic by
+    default (``flags``): every engine reads the codes as standard ones, '"7+%-' for 'Phone', while
+    every viewer draws the word."""
+    import reportlab
+    from reportlab.pdfbase.ttfonts import TTFontFile
+
+    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
+    slots = [0] * (max(codes) + 1)  # the subset's code -> the character whose glyph it draws
+    for code, char in zip(codes, word, strict=True):
+        slots[code] = ord(char)
+    program = zlib.compress(font_file.makeSubset(slots))
+    first, last = min(codes), max(codes)
+    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
+    font = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+            b"%s /FontDescriptor 6 0 R >>" % (first, last, widths, encoding))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags %d /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>" % flags)
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    return raw_pdf(b"BT /F1 36 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
+
+
 def predefined_cmap_pdf(text: str = "東京都は日本の首都であり、多くの人々が働いています。", cmap: str = "90ms-RKSJ-H",
                         encoding: str = "shift_jis") -> bytes:
     """CJK text through a Type0 font with a predefined CMap, no ToUnicode and no embedded font:

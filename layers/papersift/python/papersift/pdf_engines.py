@@ -586,19 +586,24 @@ class PdfHandle:
                                    if pdfium_c.FPDFPage_GetAnnotCount(page) > 0 else [])
         return [*found, *forms.xfa_fields()] if number == 1 else found
 
-    def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
+    def font_evidence(self, number: int, dictionaries: bool = True, sample: int = 0) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
         pdfium cannot read the page. pdfium's own findings (the fonts in use, the characters it
         could not map, the TrueType programs without a cmap) cost well under a millisecond;
         ``dictionaries`` adds what only the font dictionaries say (pypdf: ToUnicode,
-        /Differences, CMaps), opening pypdf for the batch."""
+        /Differences, CMaps), opening pypdf for the batch. ``sample``: counted over that many
+        characters spread over the page (shares, not counts: pdf_fonts.sampled_fonts_in_use)."""
         if self.pdfium is None:
             return None
-        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use)
+        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use) if not sample else \
+            self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_fonts_in_use(textpage, sample))
+        embedded = sum(u.chars for u in used.values() if u.embedded)
+        truetype = sum(u.chars for u in used.values() if u.truetype)
         if not used or not dictionaries:
             without_cmap = sum(u.chars for u in used.values() if u.program_without_cmap)
             return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
                                 undecodable_glyphs=without_cmap, doubtful_glyphs=without_cmap,
+                                unverified_glyphs=without_cmap, embedded_glyphs=embedded, truetype_glyphs=truetype,
                                 kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else ())
         try:
             page = self.pypdf.pages[number - 1]
@@ -619,7 +624,8 @@ class PdfHandle:
                 if doubt is not None:
                     doubts[name] = doubt
         except Exception:  # damaged resources are no evidence either way
-            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
+                                embedded_glyphs=embedded, truetype_glyphs=truetype)
         return FontEvidence(
             glyphs=sum(u.chars for u in used.values()),
             unmapped_chars=unmapped,
@@ -628,6 +634,9 @@ class PdfHandle:
             kinds=tuple(sorted(set(doubts.values()))),
             fonts=tuple(sorted(doubts)),
             undecodable_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNDECODABLE),
+            unverified_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNVERIFIED),
+            embedded_glyphs=embedded,
+            truetype_glyphs=truetype,
         )
 
     @property

@@ -236,6 +236,10 @@ class PageReport(ReportModel):
                                                       "widgets and annotations, after its text")
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
+    rendering_agreement: Fraction | None = Field(
+        default=None, description="set when the rendered page judged an uncertain text layer: the share of the "
+                                  "layer's characters OCR read the same (signal verified_by_rendering when it "
+                                  "agreed and the layer's text was kept, rendering_disagrees when OCR's was taken)")
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, None and empty ones included, in declaration order (the page work files)."""
@@ -294,6 +298,8 @@ class CostLedger(TypedDict, total=False):
     lambda_invocations: Counts
     state_transitions: Annotated[Count, Field(
         description="Step Functions state transitions (estimated from the workflow's shape)")]
+    rendering_checks: Annotated[Count, Field(
+        description="pages whose uncertain text layer OCR of the rendered page judged (max_rendering_checks)")]
     usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, total")]
     usd_all_textract: Annotated[NonNegativeNumber, Field(
         description="estimated USD had every page been sent to Textract")]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import re
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,7 +27,14 @@ from papersift.pdf_engines import (
     strip_controls,
 )
 from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence
-from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text, nonspace_count
+from papersift.quality import (
+    PageLayout,
+    TextVerdict,
+    arabic_word_share,
+    assess_text,
+    character_agreement,
+    nonspace_count,
+)
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
 from papersift.settings import OCR_OFF, Settings
 
@@ -215,7 +221,8 @@ def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:
     pictures = handle.pictures(page.number) if status in (PageStatus.CLEAN, PageStatus.RECOVERED) else None
     need = ocr_need(status, score, regions=pictures.regions if pictures else (),
                     image_area_ratio=pictures.image_area_ratio if pictures else 0.0,
-                    invisible_share=pictures.invisible_share if pictures else 0.0)
+                    invisible_share=pictures.invisible_share if pictures else 0.0,
+                    signals=page.report.signals, has_text=bool(page.text.strip()))
     if pictures is not None and pictures.invisible_share >= INVISIBLE_LAYER_SHARE:
         page.report.signals.append("invisible_text_layer")
     if need is not None:
@@ -311,6 +318,12 @@ SHORT_PAGE_GLYPHS = 40
 _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
 #: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
 _CMAP_READERS = ("pdfminer", "pdftotext")
+#: the signal of text from fonts no map ties to Unicode, which the words could not vouch for: the
+#: rendered page judges it (routing.ocr_need sends it to be checked)
+UNVERIFIED_FONT = "unverified_font"
+#: characters whose fonts are looked up on a page the words cannot vouch for (a sample: the cost
+#: stays the same on a long page of a table)
+FONT_SAMPLES = 48
 #: two engines read the same characters when this share of them agrees (as multisets)
 CHARACTER_AGREEMENT = 0.9
 
@@ -332,7 +345,9 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
         ladder = [*(e for e in _CMAP_READERS if e in ladder), *(e for e in ladder if e not in _CMAP_READERS)]
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
-    if not (suspect or script_only or short):
+    # few dictionary words (codes, names, a table of numbers): the words vouch for little
+    unvouched = short or "low_confidence" in best.verdict.signals
+    if not (suspect or script_only or unvouched):
         return ladder
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
     # found no Unicode for (a short page: a handful of characters to ask about)
@@ -352,7 +367,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
                                 "glyphs come from fonts with no Unicode map")
         return []
     if not (suspect or script_only):
-        return ladder
+        return _vouch_by_fonts(handle, number, work, ladder)
     fonts = work.fonts = handle.font_evidence(number, dictionaries=True)
     if fonts is not None and fonts.vertical_share >= UNDECODABLE_FONT_SHARE and "pdfminer" in ladder:
         return _read_in_columns(handle, number, work, ladder)
@@ -369,12 +384,36 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # sound but unchecked text from doubtful fonts stands only if the engine that can decode
     # them reads the same characters
     other = _attempt(handle, decoder, number, 1, work)
-    if other is None or _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+    if other is None or character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
         return []
     work.best = _distrusted(best, "engines_disagree", f"{decoder} reads other characters from fonts with "
                             f"doubtful Unicode maps ({fonts.describe()})")
     _offer(other, work)
     return ordered[1:]
+
+
+def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
+    """Sound text whose words vouch for little (a short page, few dictionary words) stands on its
+    fonts: text drawn mostly with fonts whose codes nothing in the file maps to Unicode (no
+    ToUnicode, the codes going through the program's own encoding) is a guess every engine makes
+    alike ('"7+%-' for 'Phone'), and is not trusted until the rendered page confirms it. pdfium's
+    findings come first (a sample of the characters: they cost ~2 ms); only a page drawn mostly
+    with embedded TrueType programs, the fonts whose codes may go through the program's own cmap,
+    has its font dictionaries read (opening pypdf for the batch)."""
+    best = work.best
+    assert best is not None
+    fonts = work.fonts or handle.font_evidence(number, dictionaries=False, sample=FONT_SAMPLES)
+    # a long page of few dictionary words is read on pdfium's findings alone: opening pypdf can
+    # cost a fifth of a second (a page tree in object streams), and wrong codes over a long page
+    # read as the glyph soup the words do catch
+    if fonts is not None and fonts.truetype_share >= UNDECODABLE_FONT_SHARE and work.page_glyphs <= SHORT_PAGE_GLYPHS:
+        fonts = handle.font_evidence(number, dictionaries=True, sample=FONT_SAMPLES)
+    work.fonts = fonts
+    if fonts is None or fonts.unverified_share < UNDECODABLE_FONT_SHARE:
+        return ladder
+    work.best = _distrusted(best, UNVERIFIED_FONT, f"no map in the file ties the page's characters to Unicode "
+                            f"({fonts.describe()}) and its few words cannot vouch for them")
+    return []
 
 
 def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
@@ -392,7 +431,7 @@ def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: li
         rest = [e for e in ladder if e != "pdfminer"]
         if other is None or other.verdict.suspect:
             return rest
-        if best.text.strip() and _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+        if best.text.strip() and character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
             verdict = replace(other.verdict, signals=(*other.verdict.signals, "column_order"))
             work.best = replace(other, verdict=verdict, rung=best.rung)
             return []
@@ -405,7 +444,7 @@ def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: li
             continue
         other = _attempt(handle, engine, number, 1, work)
         if other is not None and not other.verdict.suspect and (
-                _agreement(best.text, other.text) >= CHARACTER_AGREEMENT):
+                character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT):
             readings.append((_column_order(other.text, ranks), other))
     _, chosen = max(readings, key=lambda reading: reading[0])  # ties keep the earlier engine
     if chosen is not best:
@@ -446,14 +485,6 @@ def _distrusted(candidate: _Candidate, signal: str, reason: str) -> _Candidate:
     distrust = replace(verdict, suspect=True, signals=signals, confidence=min(verdict.confidence, 0.5),
                        reason=f"{reason}.{found}")
     return replace(candidate, verdict=distrust)
-
-
-def _agreement(first: str, second: str) -> float:
-    """How far two texts hold the same characters, order and spacing aside."""
-    a = Counter("".join(unicodedata.normalize("NFKC", first).split()))
-    b = Counter("".join(unicodedata.normalize("NFKC", second).split()))
-    total = max(sum(a.values()), sum(b.values()))
-    return sum((a & b).values()) / total if total else 1.0
 
 
 # -- reading order ------------------------------------------------------------------------
@@ -587,7 +618,7 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
     if work.notes or handle.open_note:
         why = "; ".join([why, *work.notes, *filter(None, [handle.open_note])])
     draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
-    if not best.text.strip() or draws or "unmapped_font" in verdict.signals:
+    if not best.text.strip() or draws or "unmapped_font" in verdict.signals or UNVERIFIED_FONT in verdict.signals:
         return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
     if verdict.corrupt:
         tried = ", ".join(a.engine for a in work.attempts)
