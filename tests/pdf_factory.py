@@ -50,6 +50,18 @@ def rotated_pdf(lines: Sequence[str], rotate: int) -> bytes:
     return out.getvalue()
 
 
+def cropped_pdf(lines: Sequence[str], crop: tuple[float, float, float, float]) -> bytes:
+    """text_pdf's page of ``lines`` shown through a crop box (x0, y0, x1, y1 in points, set with
+    pypdf): what a viewer shows is the box, the page draws everything."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf([lines]))))
+    from pypdf.generic import RectangleObject
+
+    writer.pages[0].cropbox = RectangleObject(crop)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def turned_text_pdf(lines: Sequence[str], degrees: int, rotate: int = 0) -> bytes:
     """``lines`` drawn with a text matrix turned ``degrees`` counter-clockwise about the middle of
     an A4 page (reportlab's rotate), the page itself turned by ``rotate`` (/Rotate, clockwise)."""
@@ -238,6 +250,22 @@ def differences_font_pdf(
     )
     content = [bytes(code_of.get(ord(ch), ord(ch)) for ch in line) for line in lines]
     return raw_pdf(_text_content(content), font)
+
+
+def byte_swapped_map_pdf(
+    lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
+) -> bytes:
+    """Helvetica whose ToUnicode map is written in the wrong byte order (U+4D00 for 'M'), as om__cmyk.pdf's
+    is: every engine reads CJK where the page shows Latin."""
+    codes = sorted({ord(ch) for line in lines for ch in line})
+    entries = b"\n".join(b"<%02X> <%02X00>" % (code, code) for code in codes)
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Swapped def "
+            b"1 begincodespacerange <00> <FF> endcodespacerange %d beginbfchar\n" % len(codes)
+            + entries + b"\nendbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+    font = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding "
+            b"/ToUnicode 6 0 R >>")
+    stream = b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream"
+    return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font, [stream])
 
 
 def shifted_font_pdf(

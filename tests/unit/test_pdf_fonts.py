@@ -8,6 +8,7 @@ import codecs
 import pytest
 from pdf_factory import (
     broken_page_tree_pdf,
+    byte_swapped_map_pdf,
     differences_font_pdf,
     empty_pages_pdf,
     numbered_pdf,
@@ -234,3 +235,12 @@ def test_tex_math_fonts_are_recognised_by_their_base_font_name(name: str) -> Non
 @pytest.mark.parametrize("name", ["ABCDEF+CMR10", "Helvetica", "TimesNewRomanPSMT", "CMBX12", "Symbol", "Mathilde"])
 def test_text_fonts_are_not_taken_for_math_fonts(name: str) -> None:
     assert not is_math_font(name)
+
+
+def test_a_tounicode_map_in_the_wrong_byte_order_is_read_swapped_back() -> None:
+    """om__cmyk.pdf's kind: '䴀甀氀' for 'Mul'; no script has text of that shape, and the swapped
+    reading is the page's, recovered."""
+    page = _page(byte_swapped_map_pdf())
+    assert page.text == "The quarterly report shows revenue growth\nin every region of the company"
+    assert page.report.status == "recovered" and "byte_swapped_map" in page.report.signals
+    assert page.ocr_scope == ""

@@ -106,11 +106,55 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
     if not c.FPDF_GetPageBoundingBox(page, box):
         raise EngineError(f"pdfium could not read the bounding box of page {number}")
     text = _turned_text(textpage, turn, box) if turn else _bounded_text(textpage, box)
+    beyond = 0
+    if not turn and c.FPDFText_CountChars(textpage) > len(text) + CROP_SLACK_CHARS:
+        # characters outside the page box: where the box cuts through a line, the page is cropped
+        # through its own text, and that text is the page's (pdfium alone reads within the box)
+        media = _media_box(page)
+        if media is not None and _box_cuts_a_line(textpage, box):
+            whole = _bounded_text(textpage, media)
+            beyond = nonspace_count(whole) - nonspace_count(text)
+            text = whole if beyond > 0 else text
     if len(text) > PROBE_TEXT_CHARS and _has_nonspace(text, PROBE_TEXT_CHARS):
         # the verdict reads the layout only for pages with little text (scans, images of
         # text): a page of prose skips the object walk
-        return text, LayoutProbe(layout=PageLayout(), text_objects=None)
-    return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+        return text, LayoutProbe(layout=PageLayout(), text_objects=None, beyond_page_box=max(beyond, 0))
+    probe = probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+    return text, LayoutProbe(layout=probe.layout, text_objects=probe.text_objects, beyond_page_box=max(beyond, 0))
+
+
+#: pdfium's character count beyond the page box's text that is only its own line breaks
+CROP_SLACK_CHARS = 3
+
+
+def _media_box(page: Any) -> Any:
+    """The page's media box as pdfium's rectangle, or None when it has none."""
+    c = pdfium_c
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    if not c.FPDFPage_GetMediaBox(page, left, bottom, right, top):
+        return None
+    return c.FS_RECTF(left.value, top.value, right.value, bottom.value)
+
+
+def _box_cuts_a_line(textpage: Any, box: Any) -> bool:
+    """Whether two neighbouring characters of one line lie on either side of the page box (the
+    crop box of a page cut out of a larger one): what sits wholly outside it (printer's marks, a
+    slug line) is not the page's; a line the box cuts through is."""
+    c = pdfium_c
+    x, y = ctypes.c_double(), ctypes.c_double()
+    glyph = c.FS_RECTF()
+    previous: tuple[float, float, float, bool] | None = None  # x, y, glyph height, inside
+    for index in range(c.FPDFText_CountChars(textpage)):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32 or not c.FPDFText_GetCharOrigin(textpage, index, x, y):
+            continue
+        # the glyph's height on the page (the font size may be 1 with the text matrix scaling it)
+        size = max(glyph.top - glyph.bottom, 1.0) if c.FPDFText_GetLooseCharBox(textpage, index, glyph) else 1.0
+        inside = box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1
+        if previous is not None and previous[3] != inside and abs(previous[1] - y.value) <= 0.3 * size \
+                and abs(previous[0] - x.value) <= 2 * size:
+            return True
+        previous = (x.value, y.value, size, inside)
+    return False
 
 
 def _has_nonspace(text: str, wanted: int) -> bool:
@@ -304,6 +348,8 @@ def _load_text_page(page: Any) -> tuple[Any, int]:
 class LayoutProbe:
     layout: PageLayout
     text_objects: int | None  # None: not probed (the page has plenty of text)
+    #: non-space characters read from beyond the page box (a crop box cutting through the text)
+    beyond_page_box: int = 0
 
 
 def _open_pdfium(data: bytes, password: bytes) -> pdfium.PdfDocument:

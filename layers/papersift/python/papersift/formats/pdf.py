@@ -263,6 +263,10 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
     glyphs = nonspace_count(text)
     verdict = _guard_unmapped(assess_text(text, layout, glyphs), text, unmapped)
+    if engine == "pdfium" and probe is not None and probe.beyond_page_box:
+        verdict = replace(verdict, signals=(*verdict.signals, "text_beyond_page_box"),
+                          reason=f"{verdict.reason.rstrip('.')}; {probe.beyond_page_box} characters lie beyond the "
+                                 "page's crop box, on lines it cuts through, and are read with it.")
     if engine == "pdfium":
         work.page_glyphs, work.page_unmapped = glyphs, unmapped
         work.page_implausible = "implausible_script" in verdict.signals
@@ -316,6 +320,8 @@ UNDECODABLE_FONT_SHARE = 0.5
 SHORT_PAGE_GLYPHS = 40
 #: scripts the verdict names by script alone, no dictionary checking their words
 _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
+#: languages the verdict names for Han text: where a byte-swapped map's Latin lands (U+4D00 for 'M')
+_HAN_LANGUAGES = frozenset({"zh", "ja", "ko"})
 #: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
 _CMAP_READERS = ("pdfminer", "pdftotext")
 #: the signal of text from fonts no map ties to Unicode, which the words could not vouch for: the
@@ -338,6 +344,10 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     suspect = best.verdict.suspect
     if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
         return ladder  # a few sound words on a picture: the fonts have nothing to add
+    if "implausible_script" in best.verdict.signals or best.verdict.language in _HAN_LANGUAGES:
+        _offer_byte_swapped(work, best)
+        if work.best is not best:
+            return [] if not work.best.verdict.suspect else ladder  # read the right way round
     if "implausible_script" in best.verdict.signals:
         # a wrong CMap or ToUnicode map: the second opinions are the engines that decode CMaps
         # their own way (pdfminer with the CJK collections' CMaps, poppler), before pypdf, whose
@@ -390,6 +400,34 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
                             f"doubtful Unicode maps ({fonts.describe()})")
     _offer(other, work)
     return ordered[1:]
+
+
+#: a text whose characters are this share of U+XX00 with XX printable ASCII came through a ToUnicode
+#: map written in the wrong byte order ('䴀甀氀' for 'Mul'): no script has text of that shape
+BYTE_SWAPPED_SHARE = 0.9
+
+
+def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> None:
+    """Offer pdfium's text with each character's two bytes swapped back, when nearly every
+    character has the shape a byte-swapped UTF-16 map gives ASCII (U+4D00 for 'M', U+2000 for a
+    space): the same glyphs, read as the map meant them, judged like any other reading (a
+    recovery). Real Han text is never of that shape: 1 character in 256 at most is U+XX00."""
+    text = best.text
+    glyphs = [code for code in map(ord, text) if code > 32]
+    swapped_shape = sum(1 for code in glyphs if code & 0xFF == 0 and 0x20 <= code >> 8 < 0x7F)
+    if len(glyphs) < 4 or swapped_shape < BYTE_SWAPPED_SHARE * len(glyphs):
+        return
+    fixed = "".join(chr(ord(ch) >> 8) if ord(ch) & 0xFF == 0 and 0x20 <= ord(ch) >> 8 < 0x7F else ch for ch in text)
+    fixed = normalise_text(fixed)
+    verdict = assess_text(fixed, work.layout)
+    verdict = replace(verdict, signals=(*verdict.signals, "byte_swapped_map"),
+                      reason=f"{verdict.reason.rstrip('.')}; the page's ToUnicode map is in the wrong byte order, "
+                             "and its characters are read swapped back.")
+    work.attempts.append(EngineAttempt(engine="pdfium", chars=len(fixed), score=verdict.score, seconds=0.0,
+                                       signals=list(verdict.signals)))
+    candidate = _Candidate(engine="pdfium", text=fixed, verdict=verdict, rung=1, unmapped=count_unmapped(fixed))
+    if _better(candidate, work.best):
+        work.best = candidate
 
 
 def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
