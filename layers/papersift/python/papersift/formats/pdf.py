@@ -345,9 +345,9 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
         return ladder  # a few sound words on a picture: the fonts have nothing to add
     if "implausible_script" in best.verdict.signals or best.verdict.language in _HAN_LANGUAGES:
-        _offer_byte_swapped(work, best)
-        if work.best is not best:
-            return [] if not work.best.verdict.suspect else ladder  # read the right way round
+        swapped = _offer_byte_swapped(work, best)
+        if swapped is not None and work.best is swapped:
+            return ladder if swapped.verdict.suspect else []  # read the right way round
     if "implausible_script" in best.verdict.signals:
         # a wrong CMap or ToUnicode map: the second opinions are the engines that decode CMaps
         # their own way (pdfminer with the CJK collections' CMaps, poppler), before pypdf, whose
@@ -407,7 +407,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
 BYTE_SWAPPED_SHARE = 0.9
 
 
-def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> None:
+def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> _Candidate | None:
     """Offer pdfium's text with each character's two bytes swapped back, when nearly every
     character has the shape a byte-swapped UTF-16 map gives ASCII (U+4D00 for 'M', U+2000 for a
     space): the same glyphs, read as the map meant them, judged like any other reading (a
@@ -416,7 +416,7 @@ def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> None:
     glyphs = [code for code in map(ord, text) if code > 32]
     swapped_shape = sum(1 for code in glyphs if code & 0xFF == 0 and 0x20 <= code >> 8 < 0x7F)
     if len(glyphs) < 4 or swapped_shape < BYTE_SWAPPED_SHARE * len(glyphs):
-        return
+        return None
     fixed = "".join(chr(ord(ch) >> 8) if ord(ch) & 0xFF == 0 and 0x20 <= ord(ch) >> 8 < 0x7F else ch for ch in text)
     fixed = normalise_text(fixed)
     verdict = assess_text(fixed, work.layout)
@@ -428,6 +428,7 @@ def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> None:
     candidate = _Candidate(engine="pdfium", text=fixed, verdict=verdict, rung=1, unmapped=count_unmapped(fixed))
     if _better(candidate, work.best):
         work.best = candidate
+    return candidate
 
 
 def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
