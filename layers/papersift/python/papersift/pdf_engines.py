@@ -107,11 +107,15 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
         raise EngineError(f"pdfium could not read the bounding box of page {number}")
     text = _turned_text(textpage, turn, box) if turn else _bounded_text(textpage, box)
     beyond = 0
-    if not turn and c.FPDFText_CountChars(textpage) > len(text) + CROP_SLACK_CHARS:
-        # characters outside the page box: where the box cuts through a line, the page is cropped
-        # through its own text, and that text is the page's (pdfium alone reads within the box)
-        media = _media_box(page)
-        if media is not None and _box_cuts_a_line(textpage, box):
+    count = c.FPDFText_CountChars(textpage)
+    media = _media_box(page, box) if not turn and count - len(text) > max(CROP_SLACK_CHARS, count * HIDDEN_SHARE) \
+        else None
+    if media is not None:
+        # a crop box smaller than the page hides most of the characters it writes: where the box
+        # cuts through a line, the page is cropped through its own text, and that text is the
+        # page's (pdfium alone reads within the box); a slug line or margin numbers beyond the
+        # box (a book's printer's proof) are fewer, and never read
+        if _box_cuts_a_line(textpage, box):
             whole = _bounded_text(textpage, media)
             beyond = nonspace_count(whole) - nonspace_count(text)
             text = whole if beyond > 0 else text
@@ -125,36 +129,37 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
 
 #: pdfium's character count beyond the page box's text that is only its own line breaks
 CROP_SLACK_CHARS = 3
+#: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
+HIDDEN_SHARE = 0.5
+#: points on either side of the page box's edge where a line it cuts shows characters on both sides
+EDGE_STRIP = 6.0
 
 
-def _media_box(page: Any) -> Any:
-    """The page's media box as pdfium's rectangle, or None when it has none."""
+def _media_box(page: Any, box: Any) -> Any:
+    """The page's media box as pdfium's rectangle when it is larger than ``box`` (the visible
+    page box) by more than a point on some side, else None."""
     c = pdfium_c
     left, bottom, right, top = (ctypes.c_float() for _ in range(4))
     if not c.FPDFPage_GetMediaBox(page, left, bottom, right, top):
+        return None
+    if max(box.left - left.value, box.bottom - bottom.value, right.value - box.right, top.value - box.top) <= 1.0:
         return None
     return c.FS_RECTF(left.value, top.value, right.value, bottom.value)
 
 
 def _box_cuts_a_line(textpage: Any, box: Any) -> bool:
-    """Whether two neighbouring characters of one line lie on either side of the page box (the
-    crop box of a page cut out of a larger one): what sits wholly outside it (printer's marks, a
-    slug line) is not the page's; a line the box cuts through is."""
+    """Whether the page box (the crop box of a page cut out of a larger one) cuts through text at its
+    left or right side: characters within a few points on both sides of the edge, over the box's
+    height. What sits wholly outside it (printer's marks, a slug line, the facing page beyond a
+    margin) is not the page's; a line the box cuts through is. Four bounded counts in pdfium."""
     c = pdfium_c
-    x, y = ctypes.c_double(), ctypes.c_double()
-    glyph = c.FS_RECTF()
-    previous: tuple[float, float, float, bool] | None = None  # x, y, glyph height, inside
-    for index in range(c.FPDFText_CountChars(textpage)):
-        if c.FPDFText_GetUnicode(textpage, index) <= 32 or not c.FPDFText_GetCharOrigin(textpage, index, x, y):
-            continue
-        # the glyph's height on the page (the font size may be 1 with the text matrix scaling it)
-        size = max(glyph.top - glyph.bottom, 1.0) if c.FPDFText_GetLooseCharBox(textpage, index, glyph) else 1.0
-        inside = box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1
-        if previous is not None and previous[3] != inside and abs(previous[1] - y.value) <= 0.3 * size \
-                and abs(previous[0] - x.value) <= 2 * size:
-            return True
-        previous = (x.value, y.value, size, inside)
-    return False
+
+    def holds_text(left: float, right: float) -> bool:
+        return c.FPDFText_GetBoundedText(textpage, left, box.top, right, box.bottom, None, 0) > 0
+
+    # outside first: the strip beyond the edge is empty on nearly every cropped page
+    return (holds_text(box.left - EDGE_STRIP, box.left) and holds_text(box.left, box.left + EDGE_STRIP)) or (
+        holds_text(box.right, box.right + EDGE_STRIP) and holds_text(box.right - EDGE_STRIP, box.right))
 
 
 def _has_nonspace(text: str, wanted: int) -> bool:
