@@ -110,15 +110,14 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
     count = c.FPDFText_CountChars(textpage)
     media = _media_box(page, box) if not turn and count - len(text) > max(CROP_SLACK_CHARS, count * HIDDEN_SHARE) \
         else None
-    if media is not None:
-        # a crop box smaller than the page hides most of the characters it writes: where the box
-        # cuts through a line, the page is cropped through its own text, and that text is the
-        # page's (pdfium alone reads within the box); a slug line or margin numbers beyond the
-        # box (a book's printer's proof) are fewer, and never read
-        if _box_cuts_a_line(textpage, box):
-            whole = _bounded_text(textpage, media)
-            beyond = nonspace_count(whole) - nonspace_count(text)
-            text = whole if beyond > 0 else text
+    # a crop box smaller than the page hides most of the characters it writes: where the box cuts
+    # through a line, the page is cropped through its own text, and that text is the page's
+    # (pdfium alone reads within the box); a slug line or margin numbers beyond the box (a book's
+    # printer's proof) are not, and stay out
+    if media is not None and _box_cuts_a_line(textpage, box):
+        whole = _bounded_text(textpage, media)
+        beyond = nonspace_count(whole) - nonspace_count(text)
+        text = whole if beyond > 0 else text
     if len(text) > PROBE_TEXT_CHARS and _has_nonspace(text, PROBE_TEXT_CHARS):
         # the verdict reads the layout only for pages with little text (scans, images of
         # text): a page of prose skips the object walk
@@ -131,8 +130,6 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
 CROP_SLACK_CHARS = 3
 #: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
 HIDDEN_SHARE = 0.5
-#: points on either side of the page box's edge where a line it cuts shows characters on both sides
-EDGE_STRIP = 6.0
 
 
 def _media_box(page: Any, box: Any) -> Any:
@@ -148,18 +145,25 @@ def _media_box(page: Any, box: Any) -> Any:
 
 
 def _box_cuts_a_line(textpage: Any, box: Any) -> bool:
-    """Whether the page box (the crop box of a page cut out of a larger one) cuts through text at its
-    left or right side: characters within a few points on both sides of the edge, over the box's
-    height. What sits wholly outside it (printer's marks, a slug line, the facing page beyond a
-    margin) is not the page's; a line the box cuts through is. Four bounded counts in pdfium."""
+    """Whether two neighbouring characters of one line lie on either side of the page box (the
+    crop box of a page cut out of a larger one): what sits wholly outside it (printer's marks, a
+    slug line, margin numbers) is not the page's; a line the box cuts through is. A walk over the
+    characters, asked only where the box hides most of them."""
     c = pdfium_c
-
-    def holds_text(left: float, right: float) -> bool:
-        return c.FPDFText_GetBoundedText(textpage, left, box.top, right, box.bottom, None, 0) > 0
-
-    # outside first: the strip beyond the edge is empty on nearly every cropped page
-    return (holds_text(box.left - EDGE_STRIP, box.left) and holds_text(box.left, box.left + EDGE_STRIP)) or (
-        holds_text(box.right, box.right + EDGE_STRIP) and holds_text(box.right - EDGE_STRIP, box.right))
+    x, y = ctypes.c_double(), ctypes.c_double()
+    glyph = c.FS_RECTF()
+    previous: tuple[float, float, bool] | None = None  # x, y, inside
+    for index in range(c.FPDFText_CountChars(textpage)):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32 or not c.FPDFText_GetCharOrigin(textpage, index, x, y):
+            continue
+        # the glyph's height on the page (the font size may be 1 with the text matrix scaling it)
+        size = max(glyph.top - glyph.bottom, 1.0) if c.FPDFText_GetLooseCharBox(textpage, index, glyph) else 1.0
+        inside = box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1
+        if previous is not None and previous[2] != inside and abs(previous[1] - y.value) <= 0.3 * size \
+                and abs(previous[0] - x.value) <= 2 * size:
+            return True
+        previous = (x.value, y.value, inside)
+    return False
 
 
 def _has_nonspace(text: str, wanted: int) -> bool:
