@@ -245,6 +245,8 @@ def test_with_ocr_off_an_uncertain_layer_is_never_trusted(tmp_path: Path) -> Non
     document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
     report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
     assert (report.status, report.trusted, report.pages[0].status) == ("needs_review", False, "needs_ocr")
+    # the report names the font that left the page unverified
+    assert report.pages[0].fonts == report.fonts_without_map == ["Vera (builtin_encoding)"]
 
 
 def test_pages_past_the_documents_rendering_checks_stay_untrusted_and_say_why(tmp_path: Path) -> None:

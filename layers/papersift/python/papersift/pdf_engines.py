@@ -659,7 +659,10 @@ class PdfHandle:
             return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
                                 undecodable_glyphs=without_cmap, doubtful_glyphs=without_cmap,
                                 unverified_glyphs=without_cmap, embedded_glyphs=embedded, truetype_glyphs=truetype,
-                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else ())
+                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else (),
+                                fonts=tuple(sorted(n for n, u in used.items() if u.program_without_cmap)),
+                                doubts=tuple(sorted((n, pdf_fonts.TRUETYPE_WITHOUT_CMAP) for n, u in used.items()
+                                                    if u.program_without_cmap)))
         try:
             page = self.pypdf.pages[number - 1]
             doubts: dict[str, str] = {}
@@ -688,6 +691,7 @@ class PdfHandle:
             doubtful_glyphs=sum(used[name].chars for name in doubts),
             kinds=tuple(sorted(set(doubts.values()))),
             fonts=tuple(sorted(doubts)),
+            doubts=tuple(sorted(doubts.items())),
             undecodable_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNDECODABLE),
             unverified_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNVERIFIED),
             embedded_glyphs=embedded,

@@ -74,6 +74,8 @@ class FontEvidence:
     vertical_glyphs: int = 0
     #: characters drawn with fonts whose codes nothing in the file maps to Unicode (``UNVERIFIED``)
     unverified_glyphs: int = 0
+    #: each doubtful font (base name) with its doubt, for the page's report
+    doubts: tuple[tuple[str, str], ...] = ()
     #: characters drawn with fonts embedded in the file (what the dictionaries are asked about)
     embedded_glyphs: int = 0
     #: ... of which with TrueType programs (the fonts whose codes may reach glyphs through the
@@ -103,6 +105,10 @@ class FontEvidence:
     @property
     def unmapped_share(self) -> float:
         return min(self.unmapped_chars / self.glyphs, 1.0) if self.glyphs else 0.0
+
+    def summary(self) -> list[str]:
+        """The doubtful fonts as the page report lists them: 'Vera (builtin_encoding)'."""
+        return [f"{name} ({kind})" for name, kind in self.doubts]
 
     def describe(self) -> str:
         kinds, fonts = ", ".join(self.kinds), ", ".join(self.fonts)

@@ -197,6 +197,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         errors=work.errors,
         tables=len(tables),
         form_fields=len(fields),
+        fonts=work.fonts.summary() if work.fonts is not None else [],
     )
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if settings.ocr_mode != OCR_OFF:

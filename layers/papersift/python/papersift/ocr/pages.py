@@ -281,7 +281,7 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
         reason=reason, seconds=round((base.seconds if base else 0.0) + _since(started), 4),
         signals=[*verdict.signals, *(s for s in (base.signals if base else []) if s not in verdict.signals)],
         language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
-        form_fields=len(fields), ocr=_details(best.reading, task, notes),
+        form_fields=len(fields), ocr=_details(best.reading, task, notes), fonts=list(base.fonts) if base else [],
     )
     return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
                        label=layer.label if layer is not None else "", form_fields=fields)
