@@ -190,6 +190,19 @@ def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path
     assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"
 
 
+def test_clean_text_folds_with_anyascii_when_the_settings_choose_it(tmp_path):
+    """anyascii (ISC) for a deployment that ships no GPL library: it writes capital ligatures
+    in title case where unidecode writes them in capitals."""
+    original = "Œuvre à l'étude\n"
+    texts = {}
+    for name in ("unidecode", "anyascii"):
+        store, document = _store_with(tmp_path / name, "oeuvre.txt", original.encode(),
+                                      DocumentOptions(clean_text=True))
+        report = process_document(store, document, Settings(clean_text_transliterator=name))
+        texts[name] = store.get(f"results/{report.doc_id}/text.clean.txt").decode()
+    assert texts == {"unidecode": "OEuvre l'etude", "anyascii": "Oeuvre l'etude"}
+
+
 def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory):
     store, document = _store_with(tmp_path, "doc.pdf", pdf_factory.numbered_pdf(6))
     plan = plan_document(store, _ref(document.key, "d4"), Settings())

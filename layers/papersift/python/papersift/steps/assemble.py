@@ -219,7 +219,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                 text_out.add(text.encode("utf-8"))
                 markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
                 if cleaned is not None:
-                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True))
+                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True,
+                                              transliterator=settings.clean_text_transliterator))
         elif member.doc_id:
             member.status, member.reason = DocumentStatus.FAILED, "member was not processed (no report)"
         elif member.status == archives.MemberStatus.SKIPPED_LIMIT:
@@ -251,7 +252,8 @@ def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | N
     """text.clean.txt for indexing (accents folded, pt/en/es stopwords and noise removed);
     text.txt itself is never altered."""
     if _wants_clean_text(plan, settings):
-        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True))
+        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True,
+                                              transliterator=settings.clean_text_transliterator))
 
 
 def _wants_clean_text(plan: Plan | None, settings: Settings) -> bool:
