@@ -101,6 +101,7 @@ from papersift.steps import (
 from papersift.storage import ObjectStore
 from papersift.workfiles import (
     OCR_INPUT_PDF,
+    OCR_INPUT_PICTURES,
     OCR_INPUT_SOURCE,
     Source,
     batches_key,
@@ -110,6 +111,7 @@ from papersift.workfiles import (
     member_items_key,
     members_key,
     ocr_input_key,
+    ocr_pictures_bundle,
     ocr_prefix,
     page_key,
     pages_prefix,
@@ -287,6 +289,10 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
         else:
             whole = functools.partial(formats.extract_units, source.data, file_type, source.settings)
             for page in run_once(whole, limits):
+                if page.ocr_scope:  # its embedded pictures (formats._pictures), before the page: as for a PDF page
+                    store.put(ocr_input_key(doc_id, page.number, OCR_INPUT_PICTURES),
+                              ocr_pictures_bundle([picture.data for picture in page.embedded]), BINARY_CONTENT_TYPE)
+                    wanted += 1
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)
     except (InputError, EngineCrashError) as exc:

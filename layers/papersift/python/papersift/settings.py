@@ -188,6 +188,10 @@ class Settings(BaseModel):
     ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: PositiveInt = 120
+    #: pictures embedded in an office file, e-book or HTML page that OCR reads per document (after
+    #: the ones too small to hold text and the repeats of the same bytes are set aside); the pictures
+    #: beyond it are listed in the report as skipped_limit, not read
+    max_pictures_per_document: PositiveInt = 50
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)

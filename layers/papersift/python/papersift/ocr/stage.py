@@ -39,11 +39,13 @@ from papersift.steps import (
 from papersift.storage import ObjectStore
 from papersift.workfiles import (
     OCR_INPUT_PDF,
+    OCR_INPUT_PICTURES,
     OCR_INPUT_SOURCE,
     get_json,
     ocr_inputs_prefix,
     ocr_items_key,
     ocr_page_key,
+    ocr_pictures_unbundled,
     ocr_reading_key,
     page_key,
 )
@@ -65,8 +67,9 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
     else:
         for key in store.list_keys(ocr_inputs_prefix(doc_id)):
             stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
-            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
-                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
+            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE, OCR_INPUT_PICTURES):
+                input_key = request.key if kind == OCR_INPUT_SOURCE else key
+                items.append(OcrItem(**base, page=int(stem), input_key=input_key))
     items.sort(key=lambda item: item.page)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     if distributed:
@@ -127,6 +130,8 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
     drawn by poppler if need be). Pure: it runs in a worker process."""
     number, dpi, cap = request.page, settings.ocr_dpi, settings.ocr_max_pixels
     original: Original | None = None
+    if request.input_key.endswith(f".{OCR_INPUT_PICTURES}") and layer is not None:
+        return _embedded_task(data, number, layer, cap)
     if request.kind in PICTURE_KINDS:
         picture = next(render_picture_frames(data, [number], max_pixels=cap))
         original = _single_frame(data, request.kind)
@@ -140,6 +145,27 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
+
+
+def _embedded_task(data: bytes, number: int, layer: PageContent, cap: int) -> OcrTask:
+    """A unit's embedded pictures (its OCR input's bundle, in the order of its queued records),
+    each drawn like a picture file's frame; one that cannot be drawn is recorded failed, the
+    others are read."""
+    queued = [index for index, record in enumerate(layer.report.pictures) if record.status == "queued"]
+    drawn: list[RenderedPage] = []
+    records = list(layer.report.pictures)
+    for index, picture in zip(queued, ocr_pictures_unbundled(data), strict=False):
+        try:
+            frame = next(render_picture_frames(picture, [1], max_pixels=cap))
+        except PapersiftError as exc:
+            records[index] = records[index].replace(status="failed", reason=f"the picture cannot be drawn: {exc}")
+            continue
+        drawn.append(_renumbered(frame, index + 1))
+    layer.report.pictures = records
+    placeholder = drawn[0] if drawn else RenderedPage(number=number, image=Image.new("L", (1, 1), 255), dpi=0.0,
+                                                      renderer="pillow", capped=False)
+    return OcrTask(number=number, picture=placeholder, original=None, text_layer=layer, scope=PICTURES,
+                   embedded=tuple(drawn), reason=layer.ocr_reason)
 
 
 #: picture files Textract reads as they are (a single frame); GIF, BMP and WebP are sent as a PNG
