@@ -263,6 +263,9 @@ class PageReport(ReportModel):
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
     pictures: list[PictureRecord] = Field(default_factory=list, description=(
         "the pictures embedded in the unit (office files, e-books, HTML), each with what OCR made of it"))
+    pictures_not_listed: Counts = Field(default_factory=dict, description=(
+        "pictures of the unit beyond the document's listing bound (10 x max_pictures_per_document), "
+        "counted by status instead of listed"))
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, None and empty ones included, in declaration order (the page work files)."""

@@ -12,6 +12,7 @@ and the repeats of bytes seen earlier in the document are set aside unread, at m
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 
 from papersift.content import EmbeddedPicture, PageContent
 from papersift.ocr.routing import ocr_need
@@ -22,6 +23,9 @@ from papersift.settings import OCR_OFF, Settings
 MIN_PICTURE_SIDE = 16
 #: ... and one of fewer pixels than this (80 x 75) is an icon or a logo, not text worth a reading
 MIN_PICTURE_PIXELS = 6_000
+#: pictures listed one by one per picture OCR may read (max_pictures_per_document): those beyond are
+#: counted by status (``pictures_not_listed``), so a file of 100,000 tiny pictures keeps a small report
+LISTED_PER_PICTURE_READ = 10
 
 
 def choose_pictures(units: list[PageContent], settings: Settings) -> list[PageContent]:
@@ -29,7 +33,8 @@ def choose_pictures(units: list[PageContent], settings: Settings) -> list[PageCo
     (the unit then says so in ``ocr_scope``). With OCR off, a unit whose only content is pictures
     needs OCR: it is never taken for an empty one."""
     seen: dict[bytes, PictureRecord] = {}
-    queued = 0
+    queued = listed = 0
+    listing_bound = LISTED_PER_PICTURE_READ * settings.max_pictures_per_document
     for unit in units:
         if not unit.embedded or unit.report.pictures:  # none, or chosen already (a decrypted file's)
             continue
@@ -54,7 +59,17 @@ def choose_pictures(units: list[PageContent], settings: Settings) -> list[PageCo
                     kept.append(picture)
             records.append(record)
         unit.embedded = kept
-        unit.report.pictures = records
+        shown: list[PictureRecord] = []
+        unlisted: Counter[str] = Counter()
+        for record in records:  # the pictures OCR reads are always listed; the others up to the bound
+            if record.status != "queued":
+                listed += 1
+                if listed > listing_bound:
+                    unlisted[record.status] += 1
+                    continue
+            shown.append(record)
+        unit.report.pictures = shown
+        unit.report.pictures_not_listed = dict(unlisted)
         _route(unit, settings)
     return units
 
