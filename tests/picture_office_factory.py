@@ -89,18 +89,48 @@ def sheet_with_picture_xlsx() -> bytes:
     return out.getvalue()
 
 
-def slide_with_picture_pptx() -> bytes:
-    """A one-slide presentation whose slide holds a title and a picture of SCAN_LINES."""
-    from pptx import Presentation  # python-pptx: not every environment has it
-    from pptx.util import Inches as SlideInches
+_P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 
-    deck = Presentation()
-    slide = deck.slides.add_slide(deck.slide_layouts[5])
-    slide.shapes.title.text = "Quarterly figures"
-    slide.shapes.add_picture(io.BytesIO(scan_png()), SlideInches(0.5), SlideInches(2), width=SlideInches(9))
-    out = io.BytesIO()
-    deck.save(out)
-    return out.getvalue()
+
+def _relationships(*targets: tuple[str, str, str]) -> str:
+    body = "".join(f'<Relationship Id="{i}" Type="{_REL}/{t}" Target="{g}"/>' for i, t, g in targets)
+    return f'<Relationships xmlns="{_PKG_REL}">{body}</Relationships>'
+
+
+def slide_with_picture_pptx(title: str = "Quarterly figures") -> bytes:
+    """A two-slide presentation: slide 1 a title and a picture of SCAN_LINES, slide 2 a title only."""
+
+    def slide(text: str, picture: bool) -> str:
+        shape = (f'<p:sp><p:nvSpPr><p:cNvPr id="2" name="t"/><p:cNvSpPr/><p:nvPr/></p:nvSpPr><p:spPr/>'
+                 f"<p:txBody><a:bodyPr/><a:p><a:r><a:t>{text}</a:t></a:r></a:p></p:txBody></p:sp>")
+        pic = ('<p:pic><p:nvPicPr><p:cNvPr id="3" name="scan"/><p:cNvPicPr/><p:nvPr/></p:nvPicPr>'
+               '<p:blipFill><a:blip r:embed="rId2"/></p:blipFill><p:spPr/></p:pic>') if picture else ""
+        return (f'<p:sld xmlns:p="{_P}" xmlns:a="{_A}" xmlns:r="{_REL}"><p:cSld><p:spTree><p:nvGrpSpPr/>'
+                f"<p:grpSpPr/>{shape}{pic}</p:spTree></p:cSld></p:sld>")
+
+    parts = {
+        "[Content_Types].xml": (
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="png" ContentType="image/png"/><Override PartName="/ppt/presentation.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/>'
+            "</Types>"),
+        "_rels/.rels": _relationships(("rId1", "officeDocument", "ppt/presentation.xml")),
+        "ppt/presentation.xml": (f'<p:presentation xmlns:p="{_P}" xmlns:r="{_REL}"><p:sldIdLst>'
+                                 '<p:sldId id="256" r:id="rId1"/><p:sldId id="257" r:id="rId2"/></p:sldIdLst>'
+                                 "</p:presentation>"),
+        "ppt/_rels/presentation.xml.rels": _relationships(("rId1", "slide", "slides/slide1.xml"),
+                                                          ("rId2", "slide", "slides/slide2.xml")),
+        "ppt/slides/slide1.xml": slide(title, True),
+        "ppt/slides/_rels/slide1.xml.rels": _relationships(("rId2", "image", "../media/image1.png")),
+        "ppt/slides/slide2.xml": slide("Thank you", False),
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+        archive.writestr("ppt/media/image1.png", scan_png())
+    return buffer.getvalue()
 
 
 _ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
