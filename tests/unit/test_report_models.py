@@ -59,7 +59,7 @@ def test_report_json_keeps_the_dataclass_layout_every_field_in_order_none_and_em
                           "created_at", "schema_version", "pages", "members", "errors", "trusted", "error_code"]
     assert list(data["pages"][0]) == ["number", "status", "engine", "char_count", "confidence", "reason", "seconds",
                                       "signals", "language", "attempts", "errors", "tables", "form_fields",
-                                      "ocr_cost_usd", "ocr"]
+                                      "ocr_cost_usd", "ocr", "pictures", "pictures_not_listed"]
     assert data["pages"][1]["ocr"] is None and data["pages"][1]["attempts"] == [] and data["errors"] == []
     assert data["pages"][0]["language"] is None
     assert data["members"] == [{"path": "a.txt", "status": "clean", "reason": "", "detected_type": None, "size": None,

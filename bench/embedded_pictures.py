@@ -1,0 +1,162 @@
+"""Embedded-picture OCR (issue 18): the pictures papersift finds inside office files, e-books and
+web pages, how many it reads and how long each reading takes, how many it sets aside as too small
+or as repeats; and what looking for pictures costs the text layer of files that hold none.
+
+Run from the repo root:
+
+    .venv/bin/python bench/embedded_pictures.py [--corpus ../shared/corpus] [--repeat 7]
+                                                [--baseline-src DIR] [--no-ocr-run]
+
+1. OCR run: every office, e-book and HTML file of the corpus (``files/`` by extension: docx, pptx,
+   xlsx, xlsm, odt, ods, odp, epub, html), and three built in code (a pasted two-line scan in a
+   DOCX; a DOCX of 1 scan, 5,000 distinct 8 x 8 pictures and 4,999 copies of the scan; a slide
+   deck with a screenshot), through ``pipeline.process_document`` in this process with
+   ``ocr_mode="local-only"`` and Tesseract: per file the pictures listed by status, the OCR
+   seconds per picture read (the attempts' own seconds) and the whole file's wall time.
+2. Text layer: ``formats.extract_units`` on the same corpus files (OCR is not run: the text
+   layer, with the picture search and choice included) in a fresh process per round, the best
+   of ``--repeat`` rounds per file. With ``--baseline-src DIR`` (a checkout's
+   ``layers/papersift/python`` without this issue, e.g. ``git archive main layers | tar -x -C
+   /tmp/base``) the same rounds run against it, alternating, and the table gives the change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+OFFICE_SUFFIXES = (".docx", ".pptx", ".xlsx", ".xlsm", ".odt", ".ods", ".odp", ".epub", ".html")
+STATUSES = ("read", "no_text", "failed", "skipped_small", "skipped_duplicate", "skipped_limit", "skipped_format")
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in (corpus / "files").iterdir() if p.suffix.lower() in OFFICE_SUFFIXES)
+
+
+def built_files(folder: Path) -> list[Path]:
+    """The inputs built in code (tests/picture_office_factory.py), written into ``folder``."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from picture_office_factory import many_pictures_docx, pasted_scan_docx, slide_with_picture_pptx
+
+    built = {"built__pasted-scan.docx": pasted_scan_docx(), "built__slide-screenshot.pptx": slide_with_picture_pptx(),
+             "built__10000-pictures.docx": many_pictures_docx(tiny=5000, copies=4999)}
+    for name, data in built.items():
+        (folder / name).write_bytes(data)
+    return [folder / name for name in built]
+
+
+def ocr_run(paths: list[Path]) -> list[dict[str, Any]]:
+    from papersift.ocr.stage import default_engines
+    from papersift.pipeline import process_document
+    from papersift.settings import Settings
+    from papersift.steps import RunInput
+    from papersift.storage import LocalDirStore
+
+    settings = Settings(ocr_mode="local-only")
+    engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
+    rows = []
+    for path in paths:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = LocalDirStore(Path(tmp))
+            key = f"incoming/{path.name}"
+            store.put(key, path.read_bytes(), "application/octet-stream")
+            document = RunInput.for_object("bench", key, version_id=None, etag=None)
+            started = time.perf_counter()
+            report = process_document(store, document, settings, engines=engines, page_files=False)
+            wall = time.perf_counter() - started
+        counts: Counter[str] = Counter()
+        ocr_seconds = 0.0
+        for page in report.pages:
+            counts.update(record.status for record in page.pictures)
+            counts.update(page.pictures_not_listed)
+            ocr_seconds += sum(a.seconds for a in page.attempts if a.engine.startswith(("tesseract", "textract")))
+        read = counts["read"] + counts["no_text"]
+        rows.append({"file": path.name, "status": report.status, "counts": dict(counts), "wall": wall,
+                     "ocr_per_picture": ocr_seconds / read if read else None})
+    return rows
+
+
+def text_layer_times(paths: list[Path]) -> dict[str, float]:
+    """Seconds of ``extract_units`` per file in this process (one round)."""
+    from papersift.errors import PapersiftError
+    from papersift.formats import extract_units
+    from papersift.settings import Settings
+    from papersift.sniff import sniff
+
+    settings = Settings()
+    times = {}
+    for path in paths:
+        data = path.read_bytes()
+        file_type = sniff(data, path.name)
+        best = float("inf")
+        for _ in range(6):  # the first warms imports and the first parse; an encrypted file's refusal is timed too
+            started = time.perf_counter()
+            try:
+                extract_units(data, file_type, settings)
+            except PapersiftError:
+                pass
+            best = min(best, time.perf_counter() - started) if _ else float("inf")
+        times[path.name] = best
+    return times
+
+
+def rounds(paths: list[Path], repeat: int, sources: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Best over ``repeat`` fresh processes per file, per source tree, the trees alternating."""
+    best: dict[str, dict[str, float]] = {label: {} for label in sources}
+    for _ in range(repeat):
+        for label, src in sources.items():
+            env = {**os.environ, "PYTHONPATH": src, "OMP_THREAD_LIMIT": "1"}
+            out = subprocess.run([sys.executable, __file__, "--text-layer-json", *map(str, paths)], env=env,
+                                 check=True, capture_output=True, text=True).stdout
+            for name, seconds in json.loads(out).items():
+                best[label][name] = min(best[label].get(name, float("inf")), seconds)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--baseline-src", type=Path)
+    parser.add_argument("--no-ocr-run", action="store_true")
+    parser.add_argument("--text-layer-json", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.text_layer_json is not None:
+        print(json.dumps(text_layer_times([Path(p) for p in args.text_layer_json])))
+        return
+    files = corpus_files(args.corpus)
+    if not args.no_ocr_run:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = ocr_run([*files, *built_files(Path(tmp))])
+        print("## OCR of embedded pictures (local-only, Tesseract)\n")
+        print("| file | status | " + " | ".join(STATUSES) + " | OCR s per picture read | wall s |")
+        print("|---|---|" + "---:|" * (len(STATUSES) + 2))
+        for row in rows:
+            per = f"{row['ocr_per_picture']:.2f}" if row["ocr_per_picture"] is not None else "-"
+            counts = " | ".join(str(row["counts"].get(s, 0)) for s in STATUSES)
+            print(f"| {row['file']} | {row['status']} | {counts} | {per} | {row['wall']:.2f} |")
+    sources = {"this tree": str(REPO / "layers" / "papersift" / "python")}
+    if args.baseline_src is not None:
+        sources["baseline"] = str(args.baseline_src)
+    best = rounds(files, args.repeat, sources)
+    print(f"\n## Text layer (extract_units), best of {args.repeat} processes x 5 calls, ms\n")
+    header = " | ".join(sources)
+    print(f"| file | {header} |" + (" change |" if len(sources) > 1 else ""))
+    print("|---|" + "---:|" * (len(sources) + (len(sources) > 1)))
+    for path in files:
+        values = [best[label][path.name] * 1000 for label in sources]
+        change = f" {values[0] / values[1] - 1:+.1%} |" if len(values) > 1 else ""
+        print(f"| {path.name} | " + " | ".join(f"{v:.2f}" for v in values) + " |" + change)
+
+
+if __name__ == "__main__":
+    main()
