@@ -23,6 +23,7 @@ Run from the repo root:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -98,13 +99,12 @@ def text_layer_times(paths: list[Path]) -> dict[str, float]:
         data = path.read_bytes()
         file_type = sniff(data, path.name)
         best = float("inf")
-        for _ in range(6):  # the first warms imports and the first parse; an encrypted file's refusal is timed too
+        for call in range(6):  # the first warms imports and the first parse; an encrypted file's refusal is timed too
             started = time.perf_counter()
-            try:
+            with contextlib.suppress(PapersiftError):
                 extract_units(data, file_type, settings)
-            except PapersiftError:
-                pass
-            best = min(best, time.perf_counter() - started) if _ else float("inf")
+            if call:
+                best = min(best, time.perf_counter() - started)
         times[path.name] = best
     return times
 
