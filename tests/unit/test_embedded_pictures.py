@@ -5,9 +5,11 @@ them as it reads a PDF page's pictures (text after the unit's, ``hybrid``, each 
 from __future__ import annotations
 
 import io
+import json
 import time
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import docx
 import pytest
@@ -32,9 +34,14 @@ from papersift.formats._units import text_unit
 from papersift.ocr.pages import OcrEngines, OcrTask, read_page
 from papersift.ocr.reading import OcrReading
 from papersift.ocr.routing import PICTURES, engine_order
+from papersift.ocr.stage import plan_ocr, read_ocr_page
+from papersift.pipeline import extract_batch, plan_document
 from papersift.rendering import RenderedPage
 from papersift.settings import Settings
 from papersift.sniff import sniff
+from papersift.steps import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.storage import LocalDirStore
+from papersift.workfiles import ocr_page_key, ocr_pictures_unbundled
 
 SETTINGS = Settings()
 
@@ -195,3 +202,27 @@ def test_words_of_a_real_reading_come_through_tesseract() -> None:
     (unit,) = units_of(pasted_scan_docx())
     page = read_page(embedded_task(unit), engine_order("local-only"), engines, languages=["eng"])
     assert all(word in page.text for word in SCAN_WORDS), page.text
+
+
+# -- the workflow's steps over a store ------------------------------------------------------------
+
+
+def test_extract_writes_the_units_pictures_as_its_ocr_input_and_plan_ocr_lists_it(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path)
+    key = "incoming/scan.docx"
+    with_text = "Dear committee,"
+    store.put(key, pasted_scan_docx(text=with_text))
+    document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name="scan.docx")
+    plan = plan_document(store, document, SETTINGS)
+    (batch,) = plan.batches
+    assert extract_batch(store, batch, SETTINGS).needs_ocr
+    ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), SETTINGS)
+    (item,) = ocr.items
+    assert (item.page, item.input_key.endswith("/ocr/inputs/00001.pictures.zip")) == (1, True)
+    assert ocr_pictures_unbundled(store.get(item.input_key)) == [scan_png()]
+    failed = OcrRequest(**item.model_dump(), error=StepError.model_validate(
+        {"Error": "MemoryError", "Cause": '{"errorMessage": "out of memory"}'}))
+    assert read_ocr_page(store, failed, SETTINGS, reader({})).status == "failed"
+    page = json.loads(store.get(ocr_page_key(document.doc_id, 1)))["page"]
+    assert page["text"] == with_text, "the unit's own text is kept"
+    assert [p["status"] for p in page["report"]["pictures"]] == ["failed"]

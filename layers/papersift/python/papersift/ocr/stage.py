@@ -212,8 +212,10 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
+        pictures = [p.replace(status="failed", reason=reason) if p.status == "queued" else p
+                    for p in layer.report.pictures]
         report = PageReport(**{**vars(layer.report), "status": str(PageStatus.FAILED), "reason": reason,
-                               "errors": [*layer.report.errors, record]})
+                               "errors": [*layer.report.errors, record], "pictures": pictures})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
     report = PageReport(number=number, status=str(PageStatus.FAILED), engine=None, char_count=0, confidence=0.0,
