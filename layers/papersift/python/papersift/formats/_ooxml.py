@@ -27,6 +27,8 @@ from papersift.settings import Settings
 from papersift.sniff import sniff
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: part names (lower case) that are never pictures
+_NOT_MEDIA = (".xml", ".rels", ".vml", ".bin")
 #: parts above this size must not expand more than settings.max_compression_ratio
 _RATIO_FLOOR_BYTES = 10 * 1024 * 1024
 
@@ -42,6 +44,7 @@ class Package:
     truncated: list[tuple[str, str]] = field(default_factory=list)
     #: part -> its relationships, read once (a slide's are read for its text and for its pictures)
     _rels: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    _media: bool | None = None
 
     def has(self, part: str) -> bool:
         return part.lower() in self.names
@@ -118,6 +121,8 @@ class Package:
         """The pictures ``parts`` show: their image relationships, and those of the drawings they
         hold (a sheet's pictures sit in its drawing part), each part once, in relationship order.
         A part that is missing or cannot be read is left out: the text still reads."""
+        if not self._holds_media():
+            return []  # no relationship is read: the text layer of a package without pictures pays nothing
         found: dict[str, None] = {}
         pending = list(parts)
         visited: set[str] = set()
@@ -140,6 +145,14 @@ class Package:
             except (CorruptInputError, EncryptedInputError):
                 self.signals.append(f"unreadable_part:{name}")
         return pictures
+
+    def _holds_media(self) -> bool:
+        """Whether any part can be a picture a unit shows: one that is not XML, a relationships part,
+        VML or a binary blob (printer settings, VBA, OLE objects), nor the package's thumbnail."""
+        if self._media is None:
+            self._media = any(not name.endswith(_NOT_MEDIA) and not name.startswith("docprops/")
+                              for name in self.names if not name.endswith("/"))
+        return self._media
 
     def main_part(self, fallback: str) -> str:
         for _, kind, target in self.rels(""):
