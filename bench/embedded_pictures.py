@@ -4,7 +4,7 @@ or as repeats; and what looking for pictures costs the text layer of files that 
 
 Run from the repo root:
 
-    .venv/bin/python bench/embedded_pictures.py [--corpus ../shared/corpus] [--repeat 7]
+    .venv/bin/python bench/embedded_pictures.py [--corpus ../shared/corpus] [--repeat 3] [--calls 100]
                                                 [--baseline-src DIR] [--no-ocr-run]
 
 1. OCR run: every office, e-book and HTML file of the corpus (``files/`` by extension: docx, pptx,
@@ -14,8 +14,11 @@ Run from the repo root:
    ``ocr_mode="local-only"`` and Tesseract: per file the pictures listed by status, the OCR
    seconds per picture read (the attempts' own seconds) and the whole file's wall time.
 2. Text layer: ``formats.extract_units`` on the same corpus files (OCR is not run: the text
-   layer, with the picture search and choice included) in a fresh process per round, the best
-   of ``--repeat`` rounds per file. With ``--baseline-src DIR`` (a checkout's
+   layer, with the picture search and choice included) in a fresh process per round, CPU time
+   (``time.thread_time``: a loaded machine's waits left out), the best of ``--calls`` calls in
+   each of ``--repeat`` rounds per file; beside it, the CPU time spent in the picture search
+   itself inside the best call (its functions timed in place), which no load can blur. With
+   ``--baseline-src DIR`` (a checkout's
    ``layers/papersift/python`` without this issue, e.g. ``git archive main layers | tar -x -C
    /tmp/base`` plus the built lexicon, ``cp -r layers/papersift/python/papersift/data
    /tmp/base/layers/papersift/python/papersift/``: without it the text verdict takes a shorter
@@ -122,9 +125,9 @@ def _instrument(spent: list[float]) -> None:
             setattr(owner, name, timed(getattr(owner, name)))
 
 
-def text_layer_times(paths: list[Path]) -> dict[str, list[float]]:
-    """CPU seconds of ``extract_units`` per file in this process (one round: the best of 5 calls
-    after a warm one), and the CPU seconds of the picture search inside those calls."""
+def text_layer_times(paths: list[Path], calls: int) -> dict[str, list[float]]:
+    """CPU seconds of ``extract_units`` per file in this process (one round: the best of ``calls``
+    calls after a warm one), and the CPU seconds of the picture search inside that call."""
     from papersift.errors import PapersiftError
     from papersift.formats import extract_units
     from papersift.settings import Settings
@@ -138,7 +141,7 @@ def text_layer_times(paths: list[Path]) -> dict[str, list[float]]:
         data = path.read_bytes()
         file_type = sniff(data, path.name)
         best, search = float("inf"), 0.0
-        for call in range(6):  # the first warms imports and the first parse; an encrypted file's refusal is timed too
+        for call in range(calls + 1):  # the first warms imports and the first parse; a refusal is timed too
             spent[0] = 0.0
             started = time.thread_time()
             with contextlib.suppress(PapersiftError):
@@ -150,13 +153,15 @@ def text_layer_times(paths: list[Path]) -> dict[str, list[float]]:
     return times
 
 
-def rounds(paths: list[Path], repeat: int, sources: dict[str, str]) -> dict[str, dict[str, float]]:
+def rounds(paths: list[Path], repeat: int, calls: int, sources: dict[str, str]
+           ) -> dict[str, dict[str, list[float]]]:
     """Best over ``repeat`` fresh processes per file, per source tree, the trees alternating."""
     best: dict[str, dict[str, list[float]]] = {label: {} for label in sources}
     for _ in range(repeat):
         for label, src in sources.items():
             env = {**os.environ, "PYTHONPATH": src, "OMP_THREAD_LIMIT": "1"}
-            out = subprocess.run([sys.executable, __file__, "--text-layer-json", *map(str, paths)], env=env,
+            out = subprocess.run([sys.executable, __file__, "--calls", str(calls), "--text-layer-json",
+                                  *map(str, paths)], env=env,
                                  check=True, capture_output=True, text=True).stdout
             for name, measured in json.loads(out).items():
                 if measured[0] < best[label].get(name, [float("inf")])[0]:
@@ -185,13 +190,14 @@ def pictures_in(paths: list[Path]) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--baseline-src", type=Path)
     parser.add_argument("--no-ocr-run", action="store_true")
     parser.add_argument("--text-layer-json", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.text_layer_json is not None:
-        print(json.dumps(text_layer_times([Path(p) for p in args.text_layer_json])))
+        print(json.dumps(text_layer_times([Path(p) for p in args.text_layer_json], args.calls)))
         return
     files = corpus_files(args.corpus)
     if not args.no_ocr_run:
@@ -207,17 +213,17 @@ def main() -> None:
     sources = {"this tree": str(REPO / "layers" / "papersift" / "python")}
     if args.baseline_src is not None:
         sources["baseline"] = str(args.baseline_src)
-    best = rounds(files, args.repeat, sources)
-    print(f"\n## Text layer (extract_units), CPU ms, best of {args.repeat} processes x 5 calls\n")
+    best = rounds(files, args.repeat, args.calls, sources)
+    print(f"\n## Text layer (extract_units), CPU ms, best of {args.repeat} processes x {args.calls} calls\n")
     header = " | ".join(sources)
     print(f"| file | pictures | {header} |" + (" change |" if len(sources) > 1 else "")
           + " picture search ms | its share |")
     print("|---|---:|" + "---:|" * (len(sources) + (len(sources) > 1) + 2))
-    for path, row in zip(files, pictures_in(files), strict=True):
+    for path, held in zip(files, pictures_in(files), strict=True):
         values = [best[label][path.name][0] * 1000 for label in sources]
         search = best["this tree"][path.name][1] * 1000
         change = f" {values[0] / values[1] - 1:+.1%} |" if len(values) > 1 else ""
-        print(f"| {path.name} | {row} | " + " | ".join(f"{v:.3f}" for v in values) + " |" + change
+        print(f"| {path.name} | {held} | " + " | ".join(f"{v:.3f}" for v in values) + " |" + change
               + f" {search:.3f} | {search / values[0]:.1%} |")
 
 
