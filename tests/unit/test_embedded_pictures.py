@@ -34,12 +34,14 @@ from papersift.formats._units import text_unit
 from papersift.ocr.pages import OcrEngines, OcrTask, read_page
 from papersift.ocr.reading import OcrReading
 from papersift.ocr.routing import PICTURES, engine_order
-from papersift.ocr.stage import plan_ocr, read_ocr_page
-from papersift.pipeline import extract_batch, plan_document
 from papersift.rendering import RenderedPage
 from papersift.settings import Settings
 from papersift.sniff import sniff
-from papersift.steps import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.contracts import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.ocr import read_ocr_page
+from papersift.steps.ocr_plan import plan_ocr
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
 from papersift.workfiles import ocr_page_key, ocr_pictures_unbundled
 
@@ -194,7 +196,7 @@ def test_a_unit_of_only_pictures_read_without_confidence_is_low_confidence_not_e
 
 def test_words_of_a_real_reading_come_through_tesseract() -> None:
     pytest.importorskip("pytesseract", reason="the real engine")
-    from papersift.ocr.stage import default_engines
+    from papersift.steps.ocr import default_engines
 
     engines = default_engines(None, page_seconds=60)
     if engines.tesseract is None:
