@@ -62,10 +62,10 @@ def built_files(folder: Path) -> list[Path]:
 
 
 def ocr_run(paths: list[Path]) -> list[dict[str, Any]]:
-    from papersift.steps.ocr import default_engines
     from papersift.pipeline import process_document
     from papersift.settings import Settings
     from papersift.steps.contracts import RunInput
+    from papersift.steps.ocr import default_engines
     from papersift.storage import LocalDirStore
 
     settings = Settings(ocr_mode="local-only")
