@@ -130,8 +130,8 @@ def test_a_scanned_page_is_read_by_tesseract_and_the_native_page_is_not_ocred(tm
     assert set(cost["lambda_gb_seconds"]) == {"plan", "extract", "ocr_plan", "ocr", "assemble"}
     assert cost["usd_all_textract"] == 2 * settings.price_textract_detect_per_page
     # Plan, RouteByPlanStatus, the batch Map and its one batch, OcrNeeded, PlanOcr, ChooseOcrMap,
-    # the OCR Map and its one page, Assemble
-    assert cost["state_transitions"] == 10
+    # the OCR Map and its one page, AfterOcr, Assemble
+    assert cost["state_transitions"] == 11
     assert cost["usd"]["total"] == pytest.approx(sum(v for k, v in cost["usd"].items() if k != "total"), abs=1e-6)
 
 

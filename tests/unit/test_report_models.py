@@ -62,7 +62,8 @@ def test_report_json_keeps_the_dataclass_layout_every_field_in_order_none_and_em
                                       "ocr_cost_usd", "ocr", "pictures", "pictures_not_listed"]
     assert data["pages"][1]["ocr"] is None and data["pages"][1]["attempts"] == [] and data["errors"] == []
     assert data["pages"][0]["language"] is None
-    assert data["members"] == [{"path": "a.txt", "status": "clean", "reason": "", "detected_type": None, "size": None,
+    assert data["members"] == [{"path": "a.txt", "status": "clean", "kind": "archive_member",
+                                "reason": "", "detected_type": None, "size": None,
                                 "doc_id": None, "page_count": 0, "original_name": None}]
     assert (data["trusted"], data["error_code"]) == (False, "")
 

@@ -252,7 +252,12 @@ class PageReport(ReportModel):
     confidence: Fraction
     reason: str
     seconds: NonNegativeNumber = 0.0
-    signals: list[str] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list, description=(
+        "what the verdict found, by name: empty, image_only, glyph_garbage, cipher, script_mix, low_letter_ratio, "
+        "implausible_script, spacing_damage, low_confidence, unmapped_glyphs, unmapped_font, engines_disagree, "
+        "math_symbols (private-use symbols among sound words), math_glyphs (raw glyph codes of TeX math fonts "
+        "read as their symbols or dropped: the page keeps its text layer), column_order, rtl_visual_order, "
+        "row_order, invisible_text_layer, hybrid, truncated and a limit's code, ..."))
     language: str | None = None
     attempts: list[EngineAttempt] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
@@ -287,10 +292,13 @@ class PageReport(ReportModel):
 
 
 class MemberReport(ReportModel):
-    """One archive member: its path inside the archive and how it ended."""
+    """One member (of an archive, or a PDF's or an email's attachment): its path inside what holds
+    it and how it ended."""
 
     path: str
     status: str
+    kind: str = Field(default="archive_member",
+                      description="what held it: archive_member, pdf_attachment or email_attachment")
     reason: str = ""
     detected_type: str | None = None
     size: int | None = None
@@ -312,6 +320,8 @@ class Source(TypedDict):
     size: NotRequired[Count]
     parent_doc_id: NotRequired[str]
     archive_path: NotRequired[Annotated[str, Field(description="relative path of this member inside its archive")]]
+    member_kind: NotRequired[Annotated[str, Field(description="what held this member: archive_member, "
+                                                              "pdf_attachment or email_attachment")]]
 
 
 Counts = dict[str, Count]
