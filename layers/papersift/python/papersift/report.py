@@ -216,6 +216,31 @@ class OcrDetails(ReportModel):
     notes: list[str] = Field(default_factory=list)
 
 
+#: what became of a picture embedded in a unit (papersift.formats._pictures): read (its text
+#: follows the unit's), no_text (read, nothing trusted in it), failed (it could not be decoded or
+#: read), queued (OCR is to read it), not_read (OCR is off), skipped_small (too small to hold
+#: text), skipped_duplicate (the same bytes as a picture earlier in the document),
+#: skipped_limit (beyond max_pictures_per_document), skipped_format (not a picture Pillow decodes:
+#: vector drawings such as EMF, WMF, SVG)
+PICTURE_STATUSES = ("read", "no_text", "failed", "queued", "not_read", "skipped_small", "skipped_duplicate",
+                    "skipped_limit", "skipped_format")
+
+
+class PictureRecord(ReportModel):
+    """One picture embedded in a unit (an office file's media part, an e-book's image, an HTML
+    data: URI): what it is and what OCR made of it."""
+
+    name: str = Field(description="the package part (word/media/image1.png) or 'data: URI n' of an HTML page")
+    bytes: Count
+    width: Count = 0
+    height: Count = 0
+    status: Annotated[str, AfterValidator(_member_of(PICTURE_STATUSES)), _enum_schema(PICTURE_STATUSES)]
+    engine: str | None = None
+    confidence: Fraction | None = Field(default=None, description="the engine's mean word confidence, 0..1")
+    chars: Count = 0
+    reason: str = ""
+
+
 class PageReport(ReportModel):
     """One page (or unit: a sheet, a slide deck, a whole text file): how it ended, which engine's
     text was kept, and every engine's try."""
@@ -248,6 +273,11 @@ class PageReport(ReportModel):
         default=None, description="set when the rendered page judged an uncertain text layer: the share of the "
                                   "layer's characters OCR read the same (signal verified_by_rendering when it "
                                   "agreed and the layer's text was kept, rendering_disagrees when OCR's was taken)")
+    pictures: list[PictureRecord] = Field(default_factory=list, description=(
+        "the pictures embedded in the unit (office files, e-books, HTML), each with what OCR made of it"))
+    pictures_not_listed: Counts = Field(default_factory=dict, description=(
+        "pictures of the unit beyond the document's listing bound (10 x max_pictures_per_document), "
+        "counted by status instead of listed"))
 
     @classmethod
     def without_text(cls, number: int, status: PageStatus, reason: str, signals: list[str],

@@ -200,6 +200,10 @@ class Settings(BaseModel):
     #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
     #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi
     rendering_check_dpi: PositiveInt = 150
+    #: pictures embedded in an office file, e-book or HTML page that OCR reads per document (after
+    #: the ones too small to hold text and the repeats of the same bytes are set aside); the pictures
+    #: beyond it are listed in the report as skipped_limit, not read
+    max_pictures_per_document: PositiveInt = 50
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)

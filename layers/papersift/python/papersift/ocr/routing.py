@@ -91,11 +91,13 @@ class OcrNeed:
 
 def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, float, float], ...] = (),
              image_area_ratio: float = 0.0, invisible_share: float = 0.0,
-             signals: Collection[str] = (), has_text: bool = False) -> OcrNeed | None:
+             signals: Collection[str] = (), has_text: bool = False, embedded: int = 0) -> OcrNeed | None:
     """The one decision of which pages OCR reads: pages whose text layer is missing or broken;
     pages whose text layer is uncertain (``signals``), to be checked against the rendered page;
     pages whose text is an earlier OCR's invisible layer of doubtful quality; and the pictures
-    of a sound page that has no text over them. A sound native page without such pictures never."""
+    of a sound page that has no text over them (``regions`` of a PDF page; ``embedded``: pictures
+    of an office file's, e-book's or HTML page's unit, which have no text over them by nature).
+    A sound native page without such pictures never."""
     if status == "needs_ocr" and has_text and not UNCERTAIN_SIGNALS.isdisjoint(signals):
         return OcrNeed(RENDERING_CHECK, "the text layer is uncertain: the rendered page judges it")
     if status in _UNUSABLE_LAYER:
@@ -110,4 +112,6 @@ def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, fl
     if regions:
         return OcrNeed(PICTURES, f"{len(regions)} picture(s) with no text layer over them may hold text",
                        regions)
+    if embedded:
+        return OcrNeed(PICTURES, f"{embedded} embedded picture(s) may hold text")
     return None

@@ -20,10 +20,12 @@ from papersift.sniff import FileType
 from papersift.steps.contracts import Batch, ExtractResult
 from papersift.storage import ObjectStore
 from papersift.workfiles import (
+    OCR_INPUT_PICTURES,
     Source,
     error_key,
     ocr_input_key,
     ocr_input_kind,
+    ocr_pictures_bundle,
     page_key,
     put_json,
     read_source,
@@ -69,6 +71,10 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
         else:
             whole = functools.partial(formats.extract_units, source.data, file_type, source.settings)
             for page in run_once(whole, limits):
+                if page.ocr_scope:  # its embedded pictures (formats._pictures), before the page: as for a PDF page
+                    store.put(ocr_input_key(doc_id, page.number, OCR_INPUT_PICTURES),
+                              ocr_pictures_bundle([picture.data for picture in page.embedded]), BINARY_CONTENT_TYPE)
+                    wanted += 1
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)
     except (InputError, EngineCrashError) as exc:

@@ -29,7 +29,14 @@ from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
 from papersift.steps.contracts import DocumentOptions, OcrRequest, OcrResult
 from papersift.storage import ObjectStore
-from papersift.workfiles import get_json, ocr_page_key, ocr_reading_key, page_key
+from papersift.workfiles import (
+    OCR_INPUT_PICTURES,
+    get_json,
+    ocr_page_key,
+    ocr_pictures_unbundled,
+    ocr_reading_key,
+    page_key,
+)
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 
@@ -115,6 +122,8 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
     dpi = settings.rendering_check_dpi if scope == RENDERING_CHECK else settings.ocr_dpi
     number, cap = request.page, settings.ocr_max_pixels
     original: Original | None = None
+    if request.input_key.endswith(f".{OCR_INPUT_PICTURES}") and layer is not None:
+        return _embedded_task(data, number, layer, cap)
     if request.kind in PICTURE_KINDS:
         picture = next(render_picture_frames(data, [number], max_pixels=cap))
         original = _single_frame(data, request.kind)
@@ -127,6 +136,27 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
+
+
+def _embedded_task(data: bytes, number: int, layer: PageContent, cap: int) -> OcrTask:
+    """A unit's embedded pictures (its OCR input's bundle, in the order of its queued records),
+    each drawn like a picture file's frame; one that cannot be drawn is recorded failed, the
+    others are read."""
+    queued = [index for index, record in enumerate(layer.report.pictures) if record.status == "queued"]
+    drawn: list[RenderedPage] = []
+    records = list(layer.report.pictures)
+    for index, picture in zip(queued, ocr_pictures_unbundled(data), strict=False):
+        try:
+            frame = next(render_picture_frames(picture, [1], max_pixels=cap))
+        except PapersiftError as exc:
+            records[index] = records[index].replace(status="failed", reason=f"the picture cannot be drawn: {exc}")
+            continue
+        drawn.append(_renumbered(frame, index + 1))
+    layer.report.pictures = records
+    placeholder = drawn[0] if drawn else RenderedPage(number=number, image=Image.new("L", (1, 1), 255), dpi=0.0,
+                                                      renderer="pillow", capped=False)
+    return OcrTask(number=number, picture=placeholder, original=None, text_layer=layer, scope=PICTURES,
+                   embedded=tuple(drawn), reason=layer.ocr_reason)
 
 
 #: picture files Textract reads as they are (a single frame); GIF, BMP and WebP are sent as a PNG
@@ -173,8 +203,10 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
+        pictures = [p.replace(status="failed", reason=reason) if p.status == "queued" else p
+                    for p in layer.report.pictures]
         report = PageReport(**{**vars(layer.report), "status": PageStatus.FAILED, "reason": reason,
-                               "errors": [*layer.report.errors, record]})
+                               "errors": [*layer.report.errors, record], "pictures": pictures})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
     report = PageReport.without_text(number, PageStatus.FAILED, reason, signals=["image_only"], errors=[record])

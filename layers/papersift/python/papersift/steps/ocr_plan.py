@@ -18,6 +18,7 @@ from papersift.storage import ObjectStore
 from papersift.workfiles import (
     OCR_CHECK_PREFIX,
     OCR_INPUT_PDF,
+    OCR_INPUT_PICTURES,
     OCR_INPUT_SOURCE,
     get_json,
     ocr_inputs_prefix,
@@ -45,8 +46,8 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
             stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
             check = kind.startswith(OCR_CHECK_PREFIX)
             kind = kind.removeprefix(OCR_CHECK_PREFIX)
-            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
-                item = OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key)
+            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE, OCR_INPUT_PICTURES):
+                item = OcrItem(**base, page=int(stem), input_key=request.key if kind == OCR_INPUT_SOURCE else key)
                 (checks if check else items).append(item)
         # pages whose uncertain text layer is checked against their rendering: the first ones, up to the cap
         checks.sort(key=lambda item: item.page)
