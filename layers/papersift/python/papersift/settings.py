@@ -203,7 +203,8 @@ class Settings(BaseModel):
     #: USD per page, used for the cost ledger in reports
     price_textract_detect_per_page: Price = 0.0015
     price_textract_analyze_per_page: Price = 0.015
-    price_lambda_gb_second: Price = 0.0000166667
+    #: arm64 (Graviton), the stack's architecture; x86_64 is 0.0000166667
+    price_lambda_gb_second: Price = 0.0000133334
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
