@@ -15,7 +15,7 @@ from papersift.errors import SettingsError
 #: CDK feature flags the template relies on, set here rather than in cdk.json so that the tests'
 #: apps (which do not read cdk.json) synthesize what `cdk synth` does. serverAccessLogsUseBucketPolicy:
 #: the access-log bucket admits S3's log delivery by a bucket policy, not the legacy
-#: LogDeliveryWrite ACL (cfn-lint W3045; ACLs are off on new buckets).
+#: LogDeliveryWrite ACL (cfn-lint W3045: a legacy property; S3 recommends bucket policies).
 FEATURE_FLAGS: dict[str, Any] = {"@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True}
 
 

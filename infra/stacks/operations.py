@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import Aws, CfnOutput, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
@@ -132,7 +132,8 @@ class Operations(Construct):
         cost_per_thousand = cloudwatch.MathExpression(
             expression="IF(pages > 0, 1000 * cost / pages, 0)", period=PERIOD, label="USD per 1,000 pages",
             using_metrics={"cost": pipeline_metric(metrics.COST_USD), "pages": pages})
-        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-pipeline")
+        # dashboard names are unique per account, not per region
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{self.stack_name}-pipeline-{Aws.REGION}")
         dashboard.add_widgets(
             cloudwatch.GraphWidget(title="Documents finished", width=8,
                                    left=[pipeline_metric(metrics.DOCUMENTS).with_(label="documents")]),
