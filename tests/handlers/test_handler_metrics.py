@@ -14,8 +14,8 @@ from pdf_factory import native_and_scanned_pdf
 
 from papersift import metrics
 from papersift.errors import OcrThrottledError
-from papersift.ocr.stage import default_engines
 from papersift.settings import Settings
+from papersift.steps.ocr import default_engines
 
 
 def emitted(stdout: str) -> dict[str, float]:

@@ -11,17 +11,15 @@ import jsonschema
 import pytest
 from archive_factory import zip_bytes
 
-from papersift.pipeline import (
-    assemble_document,
-    document_item,
-    extract_batch,
-    page_key,
-    plan_document,
-    process_document,
-)
+from papersift.listing import document_item
+from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.steps import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
+from papersift.steps.assemble import assemble_document
+from papersift.steps.contracts import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
+from papersift.workfiles import page_key
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "layers/papersift/python/papersift/schema/report.schema.json").read_text()

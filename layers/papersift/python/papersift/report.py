@@ -237,6 +237,14 @@ class PageReport(ReportModel):
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
 
+    @classmethod
+    def without_text(cls, number: int, status: PageStatus, reason: str, signals: list[str],
+                     errors: list[ErrorRecord] | None = None) -> PageReport:
+        """A page no engine read text from (a picture waiting for OCR, a page beyond max_pages, one
+        that failed): no engine, no characters, no confidence; the reason says why."""
+        return cls(number=number, status=status, engine=None, char_count=0, confidence=0.0, reason=reason,
+                   signals=signals, errors=errors or [])
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, None and empty ones included, in declaration order (the page work files)."""
         return self.model_dump()

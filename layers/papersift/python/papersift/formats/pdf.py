@@ -596,15 +596,7 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
 
 
 def _skipped(number: int, max_pages: int) -> PageContent:
-    report = PageReport(
-        number=number,
-        status=PageStatus.SKIPPED,
-        engine=None,
-        char_count=0,
-        confidence=0.0,
-        reason=f"beyond max_pages={max_pages}",
-        signals=["max_pages"],
-    )
+    report = PageReport.without_text(number, PageStatus.SKIPPED, f"beyond max_pages={max_pages}", signals=["max_pages"])
     return PageContent(number=number, text="", report=report)
 
 
