@@ -127,6 +127,9 @@ PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
 Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
 Bool = Annotated[bool, _setting(_to_bool)]
 OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
+#: the libraries text.clean.txt may fold accents with (papersift.cleaning)
+TRANSLITERATORS = ("unidecode", "anyascii")
+Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
 WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
@@ -137,6 +140,8 @@ ReservedConcurrency = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (none) or positive, got {value!r}"))]
 ParallelFiles = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (one per core) or more, got {value}"))]
+RenderingChecks = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (no checks) or more, got {value}"))]
 UrlSeconds = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_SIGV4)]
 InlineBytes = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_INLINE)]
 
@@ -191,10 +196,21 @@ class Settings(BaseModel):
     ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: PositiveInt = 120
+    #: pages of one document whose text layer stays uncertain (fonts no map ties to Unicode, a script
+    #: implausible for its characters, engines that disagree) checked against the rendered page by
+    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off
+    max_rendering_checks: RenderingChecks = 20
+    #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
+    #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi
+    rendering_check_dpi: PositiveInt = 150
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
     clean_text: Bool = False
+    #: what folds its accents: unidecode (GPL-2.0+) or anyascii (ISC), for a deployment that
+    #: must ship no GPL library. They agree on every accented letter of the European languages
+    #: and differ on rare letters and typographic punctuation (README, Licences)
+    clean_text_transliterator: Transliterator = "unidecode"
     #: archive limits
     max_archive_depth: PositiveInt = 5
     max_archive_members: PositiveInt = 10_000
