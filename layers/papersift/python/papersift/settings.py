@@ -36,6 +36,8 @@ OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY 
 OCR_MODES = (OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY)
 #: how the API authenticates callers: IAM (SigV4) or an API key with a usage plan
 API_AUTH_MODES = ("iam", "api_key")
+#: Step Functions' log levels, most to least
+WORKFLOW_LOG_LEVELS = ("ALL", "ERROR", "FATAL", "OFF")
 #: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
 API_INLINE_LIMIT_BYTES = 4_500_000
 #: a SigV4 presigned URL lives 7 days at most
@@ -129,6 +131,7 @@ OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
 TRANSLITERATORS = ("unidecode", "anyascii")
 Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
 Passwords = Annotated[tuple[str, ...], _setting(_to_passwords)]
@@ -220,7 +223,8 @@ class Settings(BaseModel):
     #: USD per page, used for the cost ledger in reports
     price_textract_detect_per_page: Price = 0.0015
     price_textract_analyze_per_page: Price = 0.015
-    price_lambda_gb_second: Price = 0.0000166667
+    #: arm64 (Graviton), the stack's architecture; x86_64 is 0.0000166667
+    price_lambda_gb_second: Price = 0.0000133334
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
@@ -241,6 +245,11 @@ class Settings(BaseModel):
     #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
     #: may carry passwords, and processing them takes minutes; results stay
     upload_expiry_days: PositiveInt = 1
+    #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
+    #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
+    workflow_log_level: WorkflowLogLevel = "ERROR"
+    #: also log each state's input and output: document names, keys and settings, never page text
+    workflow_log_execution_data: Bool = False
     #: `papersift extract`: inputs read at once (0: one per core); each writes its results as it finishes
     parallel_files: ParallelFiles = 0
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives
