@@ -453,11 +453,12 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
-    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
 
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
+    # last: a report stored means every other result object is there (the table item comes after)
+    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     return report
 
 
