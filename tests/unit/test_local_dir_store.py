@@ -45,7 +45,8 @@ def test_a_copy_that_cannot_fit_is_refused_before_a_byte_is_written(
     store = LocalDirStore(tmp_path / "store")
     with pytest.raises(OSError) as refused:
         store.upload_file(big, "incoming/big.csv")
-    assert refused.value.errno == errno.ENOSPC and "62.0 MB" in str(refused.value) and "20.0 MB free" in str(refused.value)
+    assert refused.value.errno == errno.ENOSPC
+    assert "62.0 MB" in str(refused.value) and "20.0 MB free" in str(refused.value)
     assert not store.exists("incoming/big.csv")
 
 

@@ -69,6 +69,7 @@ from papersift.report import (
     MemberReport,
     PageReport,
     PageStatus,
+    limit_code_of,
     status_for_error,
 )
 from papersift.settings import OCR_OFF, Settings
@@ -394,8 +395,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     pages = load_pages(store, doc_id)
     errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
     report = _new_report(request, plan, settings)
-    report.page_count = len(pages)
-    report.pages = [p.report for p in pages]
+    report.pages = [p.report for p in pages] + _skipped_pages(plan, pages, settings.max_pages)
+    report.page_count = len(report.pages)
     report.errors = errors
     report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
     report.char_count = sum(p.report.char_count for p in pages)
@@ -619,15 +620,44 @@ def _archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tu
     return str(status), f"all {len(documents)} member document(s) trusted"
 
 
+#: pages past max_pages listed one by one in the report (a PDF may declare a million)
+MAX_SKIPPED_PAGES_LISTED = 10_000
+
+
+def _skipped_pages(plan: Plan | None, pages: list[PageContent], max_pages: int) -> list[PageReport]:
+    """The pages past ``max_pages`` that got no batch, as ``skipped_limit`` entries (the first
+    ``MAX_SKIPPED_PAGES_LISTED`` of them): the report lists every page the document has."""
+    if plan is None or plan.page_count <= max_pages:
+        return []
+    read = {page.number for page in pages}
+    last = min(plan.page_count, max_pages + MAX_SKIPPED_PAGES_LISTED)
+    return [_skipped_page(number, max_pages) for number in range(max_pages + 1, last + 1) if number not in read]
+
+
+def _skipped_page(number: int, max_pages: int) -> PageReport:
+    return PageReport(number=number, status=PageStatus.SKIPPED_LIMIT, engine=None, char_count=0, confidence=0.0,
+                      reason=f"beyond max_pages={max_pages}: not read", signals=["max_pages"])
+
+
+def _limit_failed(pages: list[PageContent]) -> list[PageContent]:
+    """Pages a limit stopped (past unit_memory_mb, past page_seconds): failed, but not damaged."""
+    return [p for p in pages if p.report.status == PageStatus.FAILED and limit_code_of(p.report.signals)]
+
+
 def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
-    """Why the text is cut short (units truncated by a limit or a bomb, pages beyond max_pages), or ''."""
+    """Why the text is cut short (units truncated by a limit or a bomb, pages a limit stopped, pages
+    beyond max_pages), or ''."""
     parts: list[str] = []
     truncated = [p for p in pages if p.report.status == PageStatus.TRUNCATED]
     if truncated:
         first = truncated[0].report
         parts.append(f"{len(truncated)} of {len(pages)} unit(s) cut short (unit {first.number}: {first.reason})")
+    stopped = _limit_failed(pages)
+    if stopped:
+        first = stopped[0].report
+        parts.append(f"{len(stopped)} of {len(pages)} page(s) stopped by a limit ({first.reason})")
     beyond = (plan.page_count - len(pages)) if plan is not None and plan.page_count > max_pages else 0
-    skipped = counts[PageStatus.SKIPPED]
+    skipped = counts[PageStatus.SKIPPED_LIMIT]
     if beyond > 0 or skipped:
         parts.append(f"the document has {max(plan.page_count if plan else 0, len(pages))} pages; only the first "
                      f"{max_pages} are extracted (max_pages)")
@@ -651,7 +681,7 @@ def _document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[
     total = len(pages)
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
-    if bad == total:
+    if bad == total and not _limit_failed(pages):  # a page a limit stopped is not damaged
         return str(DocumentStatus.CORRUPT_UNRECOVERABLE), f"no page of {total} has usable text"
     limited = _limit_verdict(plan, pages, counts, max_pages)
     if limited:

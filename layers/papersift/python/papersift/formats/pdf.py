@@ -598,7 +598,7 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
 def _skipped(number: int, max_pages: int) -> PageContent:
     report = PageReport(
         number=number,
-        status=PageStatus.SKIPPED,
+        status=PageStatus.SKIPPED_LIMIT,
         engine=None,
         char_count=0,
         confidence=0.0,
