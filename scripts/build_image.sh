@@ -105,7 +105,7 @@ stage_context() {
   mkdir -p "$context"
   tar -c --exclude=__pycache__ --exclude='*.pyc' --exclude=.pytest_cache --exclude=.mypy_cache \
       --exclude='layers/papersift/python/papersift/data/words-*' \
-      functions layers/requirements.txt layers/papersift | tar -x -C "$context"
+      functions layers/requirements.txt constraints.txt layers/papersift | tar -x -C "$context"
   echo "$context"
 }
 

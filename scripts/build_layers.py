@@ -29,6 +29,7 @@ from infra.deployment import RUNTIME
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "layers" / "papersift" / "python"
 REQUIREMENTS = ROOT / "layers" / "requirements.txt"
+CONSTRAINTS = ROOT / "constraints.txt"  # the locked versions (scripts/lock_dependencies.sh)
 LAYER_DIR = ROOT / "build" / "layers" / "deps"
 STAMP = LAYER_DIR / ".requirements.sha256"
 
@@ -52,12 +53,14 @@ def pip_arguments(target: Path) -> list[str]:
         str(target),
         "-r",
         str(REQUIREMENTS),
+        "-c",
+        str(CONSTRAINTS),
     ]
     return args
 
 
 def fingerprint() -> str:
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes())
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + CONSTRAINTS.read_bytes())
     digest.update(" ".join((*PLATFORMS, PYTHON_VERSION)).encode())
     return digest.hexdigest()
 

@@ -349,6 +349,7 @@ class PipelineStack(Stack):
                 "!functions/Dockerfile",
                 f"!functions/{name}",
                 "!layers/requirements.txt",
+                "!constraints.txt",
                 "!layers/papersift",
                 # word lists compiled on the deploying machine: the image compiles its own
                 "layers/papersift/python/papersift/data/words-*",

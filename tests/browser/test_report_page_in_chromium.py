@@ -115,5 +115,33 @@ def test_markup_in_the_document_text_and_name_is_shown_as_text_never_run(seen: d
     assert seen["title"].startswith("tender <b>bold</b>.pdf"), "the file name is text too"
 
 
+#: how wide each page-table reason is, in characters of its own font, and whether anything scrolls
+LAYOUT_PROBE = """
+  const measure = doc.createElement('span');
+  const reasons = [...doc.querySelectorAll('#page-table td.reason')];
+  measure.style.font = getComputedStyle(reasons[0]).font;
+  measure.style.whiteSpace = 'nowrap';
+  measure.textContent = 'x'.repeat(30);
+  doc.body.appendChild(measure);
+  const thirty = measure.getBoundingClientRect().width;
+  return {
+    thirtyChars: thirty,
+    reasonWidths: reasons.map(r => r.getBoundingClientRect().width),
+    sideways: doc.documentElement.scrollWidth - doc.documentElement.clientWidth,
+    scrollers: [...doc.querySelectorAll('.scroll')].map(e => e.scrollWidth - e.clientWidth),
+  };
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 900)], ids=["phone", "desktop"])
+def test_reasons_read_at_least_thirty_characters_a_line_and_nothing_scrolls_sideways(
+        written: tuple[ExtractionReport, Path], width: int, height: int) -> None:
+    """On a 390-px phone the page table's reason column was squeezed to ~6 characters a line."""
+    layout = probe(written[1], LAYOUT_PROBE, width=width, height=height)
+    assert len(layout["reasonWidths"]) == 2
+    assert min(layout["reasonWidths"]) >= layout["thirtyChars"], layout
+    assert layout["sideways"] <= 0 and all(extra <= 0 for extra in layout["scrollers"]), layout
+
+
 def test_the_page_fits_a_phone_screen_without_sideways_scrolling(seen: dict[str, Any]) -> None:
     assert seen["overflow"] <= 0

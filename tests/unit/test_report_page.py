@@ -146,9 +146,36 @@ def test_member_tree_nests_by_path_links_member_reports_and_keeps_statuses() -> 
     assert "unsafe_path" in tree and "path escapes the archive" in tree and "nested_archive_expanded" in tree
 
 
-def test_cost_ledger_is_shown_whatever_its_nesting() -> None:
-    cost = {"pages_by_engine": {"pdfium": 3, "tesseract": 1}, "usd": {"total": 0.0}, "usd_all_textract": 0.0015}
+def test_cost_is_shown_in_dollars_total_first_beside_all_textract() -> None:
+    cost = {"pages_by_engine": {"pdfium": 3, "tesseract": 1}, "textract_pages": {},
+            "usd": {"textract": 0.0, "lambda": 0.000509, "step_functions": 0.0002, "total": 0.000709},
+            "usd_all_textract": 0.0015}
     html = render_report_page(report([page(1)], cost=cost))
-    ledger = html[html.index('id="cost-ledger"'):]
-    for label, value in (("usd all textract", "0.0015"), ("pages by engine / tesseract", "1"), ("usd / total", "0")):
-        assert re.search(rf"<th>{label}</th><td class=\"num\">{re.escape(value)}</td>", ledger), label
+    amounts = html[html.index('id="cost-dollars"'):html.index("</table>", html.index('id="cost-dollars"'))]
+    rows = re.findall(r"<th>([^<]+)</th><td class=\"num\">([^<]+)</td>", amounts)
+    assert rows == [("total", "$0.000709"), ("textract", "$0.00"), ("lambda", "$0.000509"),
+                    ("step functions", "$0.0002"), ("every page by Textract would have cost", "$0.0015")]
+    usage = html[html.index('id="cost-ledger"'):]
+    for label, value in (("pages by engine / tesseract", "1"), ("pages by engine / pdfium", "3")):
+        assert re.search(rf"<th>{label}</th><td class=\"num\">{re.escape(value)}</td>", usage), label
+    assert "usd" not in usage[:usage.index("</table>")], "amounts are in the dollars table only"
+
+
+def test_dollars_keep_cents_and_the_fractions_a_small_document_costs() -> None:
+    from papersift.report_page import dollars
+
+    assert [dollars(v) for v in (0, 0.5, 12.0, 1234.5678, 0.000509)] == [
+        "$0.00", "$0.50", "$12.00", "$1,234.5678", "$0.000509"]
+
+
+def test_a_trusted_documents_ocr_pages_are_not_called_pages_to_review() -> None:
+    trusted = report([page(1), page(2, "ocr", engine="tesseract", reason="Read by OCR (eng), confidence 0.93.")],
+                     status="clean", reason="2 pages")
+    html = render_report_page(trusted, {2: "scanned words"})
+    assert "Pages to review" not in html
+    assert 'id="reread-pages"' in html and 'id="page-2"' in html
+    mixed = render_report_page(report([page(1, "needs_ocr", reason="No text layer."), page(2, "recovered")]))
+    assert mixed.index('id="suspect-pages"') < mixed.index('id="page-1"') < mixed.index('id="reread-pages"') \
+        < mixed.index('id="page-2"')
+
+

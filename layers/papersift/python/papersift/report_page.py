@@ -30,16 +30,17 @@ from papersift.report import ExtractionReport, MemberReport, PageReport, PageSta
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-#: page statuses a person should look at, most severe first (their order ranks thumbnails)
-SUSPECT_PAGE_STATUSES: tuple[str, ...] = (
+#: page statuses whose text cannot be used as is, most severe first (the order ranks thumbnails)
+REVIEW_PAGE_STATUSES: tuple[str, ...] = (
     PageStatus.FAILED,
     PageStatus.CORRUPT_UNRECOVERABLE,
     PageStatus.TRUNCATED,
     PageStatus.NEEDS_OCR,
     PageStatus.LOW_CONFIDENCE,
-    PageStatus.OCR,
-    PageStatus.RECOVERED,
 )
+#: page statuses worth a card beside their picture: those to review, then the pages whose
+#: trusted text came from OCR or a later engine rather than the text layer
+SUSPECT_PAGE_STATUSES: tuple[str, ...] = (*REVIEW_PAGE_STATUSES, PageStatus.OCR, PageStatus.RECOVERED)
 #: an A4 or letter page is ~600 px wide at this resolution, drawn without pdfium's image smoothing
 #: and then scaled to the thumbnail's width by Pillow: as sharp as a smoothed drawing at 36 dpi, and
 #: 4-8x faster on a page holding a large picture (a scan, a cover: 70 ms a page smoothed)
@@ -250,13 +251,45 @@ def _member_tree(members: Iterable[MemberReport], href_of: Mapping[str, str]) ->
     return build(root)
 
 
-def _ledger_rows(cost: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
-    """The cost ledger flattened to (label, value) rows, whatever its nesting."""
+def dollars(amount: float) -> str:
+    """US dollars as a person reads them: cents at least, and the fractions of a cent a
+    one-page document costs (``$0.000509``) rather than ``$0.00``."""
+    if amount == 0:
+        return "$0.00"
+    text = f"{amount:,.6f}".rstrip("0")
+    whole, _, fraction = text.partition(".")
+    return f"${whole}.{fraction.ljust(2, '0')}"
+
+
+@dataclass(frozen=True)
+class _Cost:
+    """The ledger as the page shows it: dollars (total first), the all-Textract comparison, then
+    what was used."""
+
+    dollars: list[tuple[str, str]]
+    all_textract: str | None
+    usage: list[tuple[str, str]]
+
+
+def _cost(cost: Mapping[str, Any]) -> _Cost | None:
+    if not cost:
+        return None
+    usd = dict(cost.get("usd") or {})
+    total = usd.pop("total", sum(v for v in usd.values() if isinstance(v, int | float)))
+    amounts = [("total", dollars(total))] + [(name.replace("_", " "), dollars(value)) for name, value in usd.items()]
+    comparison = cost.get("usd_all_textract")
+    usage = {key: value for key, value in cost.items() if key not in ("usd", "usd_all_textract")}
+    return _Cost(dollars=amounts, all_textract=None if comparison is None else dollars(comparison),
+                 usage=_usage_rows(usage))
+
+
+def _usage_rows(usage: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """What the document used, flattened to (label, value) rows, whatever its nesting."""
     rows: list[tuple[str, str]] = []
-    for key, value in cost.items():
+    for key, value in usage.items():
         label = f"{prefix}{key}".replace("_", " ")
         if isinstance(value, Mapping):
-            rows.extend(_ledger_rows(value, prefix=f"{prefix}{key} / "))
+            rows.extend(_usage_rows(value, prefix=f"{prefix}{key} / "))
         elif isinstance(value, float):
             rows.append((label, f"{value:,.6f}".rstrip("0").rstrip(".") if value else "0"))
         else:
@@ -313,13 +346,14 @@ def render_report_page(
         strip=_strip(pages, card_numbers),
         rows=rows[: limits.max_page_rows],
         rows_left_out=len(rows) - min(len(rows), limits.max_page_rows),
-        cards=cards,
+        review_cards=[c for c in cards if c.page.status in REVIEW_PAGE_STATUSES],
+        reread_cards=[c for c in cards if c.page.status not in REVIEW_PAGE_STATUSES],
         preview=preview,
         preview_left_out=preview_left_out,
         suspects_left_out=len(suspects) - len(shown),
         members=_member_tree(members, member_hrefs or {}),
         members_left_out=len(report.members) - len(members),
-        ledger=_ledger_rows(report.cost),
+        cost=_cost(report.cost),
         engines=sorted(report.engines.items()),
     )
 
