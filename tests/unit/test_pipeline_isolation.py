@@ -62,8 +62,9 @@ print(json.dumps({"pages": [[p.status, p.reason, p.signals] for p in report.page
 def run_scenario(tmp_path: Path, how: str) -> dict[str, object]:
     store = tmp_path / "bucket"
     LocalDirStore(store).put("incoming/report.pdf", numbered_pdf(4))
+    path = os.pathsep.join([str(TESTS), *sys.path])  # this checkout first, as the test runs it
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(SCENARIO), how, str(store)], capture_output=True,
-                          text=True, timeout=60, env={"PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path]), "PATH": "/usr/bin:/bin"}, check=False)
+                          text=True, timeout=60, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"}, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
