@@ -47,6 +47,8 @@ def page(self, number):
             hog = [bytearray(64 * 1024 * 1024) for _ in range(64)]
         elif how == "crash":
             ctypes.string_at(0)
+        elif how == "pdfium-crash" and self.handle.pdfium is not None:  # only pdfium falls on the page
+            ctypes.string_at(0)
     return real(self, number)
 
 PdfPages.page = page
@@ -88,6 +90,18 @@ def test_a_pathological_page_fails_alone_and_the_rest_of_the_document_completes(
     assert failed_reason.startswith(reason) and signals == [code]
     assert result["status"] == status and summary in str(result["reason"])
     assert result["page 4 read"] is True
+
+
+def test_a_page_that_crashes_pdfium_is_read_by_the_other_engines_and_says_so(tmp_path: Path) -> None:
+    """pdfium takes its worker down on page 2 (SIGSEGV); pypdf, in a fresh worker, reads the page:
+    it is recovered, the crash named in its signals, errors and reason; the document is trusted."""
+    result = run_scenario(tmp_path, "pdfium-crash")
+    pages = result["pages"]
+    assert isinstance(pages, list)
+    assert [status for status, _, _ in pages] == ["clean", "recovered", "clean", "clean"]
+    _, reason, signals = pages[1]
+    assert "engine_crashed" in signals and "pdfium crashed on page 2" in reason and "read without pdfium" in reason
+    assert result["status"] == "partially_recovered" and result["page 4 read"] is True
 
 
 def test_a_batch_short_of_time_writes_what_it_read_and_leaves_the_rest_to_its_retry(tmp_path: Path) -> None:

@@ -53,9 +53,9 @@ class PdfPages:
     """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
     read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
 
-    def __init__(self, data: bytes, settings: Settings) -> None:
+    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "") -> None:
         self.data, self.settings = data, settings
-        self.handle = PdfHandle(data, settings.passwords)
+        self.handle = PdfHandle(data, settings.passwords, without_pdfium)
 
     @property
     def count(self) -> int:
