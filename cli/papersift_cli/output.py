@@ -272,8 +272,8 @@ def _fill_folder(result: FileResult, staging: Path, root: str) -> None:
     for ``root`` (the document's place under the output folder)."""
     folder = staging if result.folder == root else staging / result.folder.removeprefix(root + "/")
     folder.mkdir(parents=True, exist_ok=True)
-    for file_name in sorted(result.files, key=lambda name: name == REPORT_FILE):
-        if file_name != REPORT_FILE:
+    for file_name in result.files:
+        if file_name != REPORT_FILE:  # written last, below
             write_file(folder / file_name, result.files[file_name])
     for member in result.members:
         _fill_folder(member, staging, root)
