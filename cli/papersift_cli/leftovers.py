@@ -2,8 +2,11 @@
 a power cut), and how the next run recognises and removes it.
 
 Every temporary folder papersift makes is named after the process that made it and removes it:
-``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as the extract's
-work folder is (``.papersift-work-<pid>-<random>``). A folder whose owner is gone is left over. Gone
+``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as those it makes
+in the output folder are: the extract's work folder (``.papersift-work-<pid>-<random>``) and a
+document's results while they are written (``.papersift-tmp-<pid>-<random>``, renamed into place when
+whole), each with a marker file inside, since a result folder may carry any input's name. A folder
+whose owner is gone is left over. Gone
 means no process has that pid, or the one that has it started after the folder last changed (the
 pid was reused: its owner had started before it made the folder). A folder of another user is never
 touched, nor one of a live owner: two runs side by side keep each other's.
