@@ -26,7 +26,10 @@ sys.path.insert(0, {directory!r})
 import app
 imported = time.perf_counter()
 try:
-    from papersift.steps import Batch
+    try:
+        from papersift.steps.contracts import Batch
+    except ImportError:  # a revision before the steps package
+        from papersift.steps import Batch
     Batch.model_validate({event!r})
 except ImportError:  # a revision before the step models
     pass

@@ -259,7 +259,8 @@ class Profile:
     def installed(self) -> Iterator[None]:
         import pytesseract
 
-        from papersift.ocr import stage, tesseract
+        from papersift.ocr import tesseract
+        from papersift.steps import ocr as stage
 
         originals = (pytesseract.image_to_osd, pytesseract.image_to_data, stage.run_once, tesseract.read_image)
         profile = self
@@ -369,8 +370,8 @@ class InProcess:
     """papersift's pipeline in this process, as ``papersift extract`` runs it (extract_locally)."""
 
     def __init__(self, languages: tuple[str, ...] | None, profile: Profile) -> None:
-        from papersift.ocr.stage import default_engines
         from papersift.settings import Settings
+        from papersift.steps.ocr import default_engines
 
         overrides: dict[str, Any] = {"ocr_mode": "local-only"}
         if languages:
@@ -387,8 +388,9 @@ class InProcess:
             self.memory = None
 
     def __call__(self, doc: Doc) -> Run:
-        from papersift.pipeline import process_document, results_prefix
-        from papersift.steps import DocumentRef, document_id
+        from papersift.layout import results_prefix
+        from papersift.pipeline import process_document
+        from papersift.steps.contracts import DocumentRef, document_id
         from papersift.storage import LocalDirStore
 
         with tempfile.TemporaryDirectory(prefix="ocr-bench-") as tmp, self.profile.installed():

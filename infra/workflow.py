@@ -8,7 +8,7 @@ the archive itself is assembled. ``workflow.asl.json`` is that definition writte
 (``python -m infra.workflow``), kept for reading and for SAM; a test keeps it in sync.
 
 The fields passed between states, the JSONPaths into step results and the plan routes come from
-the step models (``papersift.steps``): a path naming a field no model has fails the build.
+the step models (``papersift.steps.contracts``): a path naming a field no model has fails the build.
 The CDK stack and the local runner both deploy ``definition_text()``. Pure: no CDK, no AWS.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.deployment import ASSEMBLE, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
-from papersift.steps import (
+from papersift.steps.contracts import (
     AssembleRequest,
     DocumentRef,
     ExtractResult,

@@ -20,7 +20,7 @@ from chromium import screenshot  # noqa: E402
 
 from papersift.pipeline import process_document  # noqa: E402
 from papersift.settings import Settings  # noqa: E402
-from papersift.steps import DocumentRef, document_id  # noqa: E402
+from papersift.steps.contracts import DocumentRef, document_id  # noqa: E402
 from papersift.storage import LocalDirStore  # noqa: E402
 
 

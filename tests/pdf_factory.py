@@ -257,6 +257,61 @@ def shifted_font_pdf(
     return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font)
 
 
+#: a German lecture-notes page's prose, one line between two formulas each
+_LECTURE_LINES = (
+    "Die Funktion ist auf dem ganzen Intervall stetig und besitzt dort eine Stammfunktion",
+    "Wir zeigen zuerst dass die Folge beschränkt ist und dann dass sie monoton wächst",
+    "Daraus folgt mit dem Satz von Bolzano und Weierstraß dass der Grenzwert existiert",
+    "Für jede natürliche Zahl gilt die folgende Abschätzung der Summe aller Glieder",
+    "Man beachte dass die Bedingung des Satzes nur hinreichend aber nicht notwendig ist",
+    "Im nächsten Abschnitt betrachten wir die Ableitung der Funktion an jeder Stelle",
+    "Damit ist der Beweis des Hilfssatzes vollständig erbracht und wir kommen zum Satz",
+)
+
+
+def math_font_pdf(base_font: str = "ABCDEF+CMEX10", delimiters: tuple[bytes, bytes] = (b"\x12 ", b" \x13"),
+                  differences: str | None = "18 /parenleftbigg /parenrightbigg", type3: bool = False,
+                  repeat: int = 1) -> bytes:
+    """A LaTeX-like page: German prose in Helvetica, and after each line a formula ``( x + y ) =
+    ( a + b )`` whose delimiters are the codes ``delimiters`` of a font named ``base_font`` (Type 1,
+    or Type 3 with ``type3``), not embedded, with no ToUnicode and, unless ``differences`` is None,
+    an /Encoding whose /Differences names them (TeX's names: cmex's big parentheses by default).
+    pdfium writes such codes as they are (U+0012, U+0013): about 5% of the page's glyphs, 28 codes
+    (``repeat``: the prose and formulas that many times, up to 3). (Each
+    delimiter shares its text object with a space: pdfium leaves out an object of one unmapped code.)"""
+    left, right = (code.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") for code in delimiters)
+    lines, y = [], 770
+    for line in _LECTURE_LINES * repeat:
+        lines.append(b"BT /F1 11 Tf 72 %d Td (%s) Tj ET" % (y, line.encode("cp1252")))
+        formula = b"".join(b"/F2 11 Tf (%s) Tj /F1 11 Tf ( %s ) Tj /F2 11 Tf (%s) Tj /F1 11 Tf ( = ) Tj"
+                           % (left, terms, right) for terms in (b"x + y", b"a + b"))
+        lines.append(b"BT 100 %d Td %s ET" % (y - 16, formula))
+        y -= 32
+    encoding = b"/Encoding << /Type /Encoding /Differences [%s] >>" % differences.encode() if differences else b""
+    name = base_font.encode()
+    widths = b"/FirstChar 0 /LastChar 255 /Widths [" + b" 500" * 256 + b"]"
+    if type3:
+        glyphs = [item[1:] for item in (differences or "").split() if item.startswith("/")]
+        procs = b" ".join(b"/%s 7 0 R" % glyph.encode() for glyph in glyphs)
+        font = (b"<< /Type /Font /Subtype /Type3 /Name /%s /BaseFont /%s /FontBBox [0 0 500 700] "
+                b"/FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << %s >> %s %s /Resources << >> >>"
+                % (name, name, procs, widths, encoding))
+    else:
+        font = b"<< /Type /Font /Subtype /Type1 /BaseFont /%s %s %s >>" % (name, widths, encoding)
+    content = zlib.compress(b"\n".join(lines))
+    glyph = b"500 0 0 0 500 700 d1 0 0 m 500 700 l S"
+    return write_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        font,
+        b"<< /Length %d >>\nstream\n" % len(glyph) + glyph + b"\nendstream",
+    ])
+
+
 def no_space_pdf(words: Sequence[str] = ("What", "is", "Earth", "Science?")) -> bytes:
     """Words placed one by one with gaps but no space characters: some engines run them together."""
     parts = [b"BT /F1 12 Tf"]

@@ -25,11 +25,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from papersift.archives.names import name_text
 from papersift.errors import SettingsError
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
+from papersift.names import name_text
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
-from papersift.steps import DocumentOptions, DocumentRef, document_id
+from papersift.steps.contracts import DocumentOptions, DocumentRef, document_id
 from papersift.storage import LocalDirStore
 from papersift_cli.output import FileResult, ResultWriter, print_summary, system_reason, unique_names
 from papersift_cli.progress import Progress
@@ -544,9 +544,9 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     import threading
 
     from infra.deployment import memory_by_function
-    from papersift.ocr.stage import default_engines
-    from papersift.pipeline import preload_for_workers
     from papersift.report_page import compiled_template
+    from papersift.steps.extract import preload_for_workers
+    from papersift.steps.ocr import default_engines
     from papersift_cli.lanes import run_in_lanes
 
     results: list[FileResult | None] = [None] * len(inputs)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from papersift.archives.names import capped_name, name_text, shown_name, unsafe_name_character
 from papersift.layout import CLEAN_TEXT_FILE, MARKDOWN_FILE, PAGES_FOLDER, REPORT_FILE, REPORT_PAGE_FILE, TEXT_FILE
+from papersift.names import capped_name, name_text, shown_name, unsafe_name_character
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, DocumentStatus, ExtractionReport
 from papersift.report_page import render_report_page
 from papersift_cli.leftovers import make_output_folder, output_marker, output_name

@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import TextIO
 
-from papersift.archives.names import shown_name
+from papersift.names import shown_name
 
 
 class Progress:

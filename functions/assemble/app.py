@@ -17,9 +17,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.layout import TABLE_NAME_ENV, results_prefix
 from papersift.ledger import Invocation
-from papersift.pipeline import assemble_document, document_item
+from papersift.listing import document_item
 from papersift.settings import Settings
-from papersift.steps import AssembleRequest, AssembleResult
+from papersift.steps.assemble import assemble_document
+from papersift.steps.contracts import AssembleRequest, AssembleResult
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

@@ -12,9 +12,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.ledger import Invocation
-from papersift.pipeline import extract_batch, preload_for_workers
 from papersift.settings import Settings
-from papersift.steps import Batch
+from papersift.steps.contracts import Batch
+from papersift.steps.extract import extract_batch, preload_for_workers
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

@@ -43,7 +43,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from papersift import layout
 from papersift.admission import Admission, Slots, Start, deferral_count, deferral_delay
 from papersift.settings import Settings
-from papersift.steps import RunInput
+from papersift.steps.contracts import RunInput
 
 logger = Logger()
 tracer = Tracer()

@@ -19,10 +19,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.layout import TEXTRACT_ENABLED, TEXTRACT_ENABLED_ENV
 from papersift.ledger import Invocation
-from papersift.ocr.stage import default_engines, read_ocr_page
 from papersift.ocr.textract import CLIENT_CONFIG
 from papersift.settings import Settings
-from papersift.steps import OcrRequest
+from papersift.steps.contracts import OcrRequest
+from papersift.steps.ocr import default_engines, read_ocr_page
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

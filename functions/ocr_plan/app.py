@@ -13,9 +13,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.ledger import Invocation
-from papersift.ocr.stage import plan_ocr
 from papersift.settings import Settings
-from papersift.steps import OcrPlanRequest
+from papersift.steps.contracts import OcrPlanRequest
+from papersift.steps.ocr_plan import plan_ocr
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

@@ -12,9 +12,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.ledger import Invocation
-from papersift.pipeline import plan_document
 from papersift.settings import Settings
-from papersift.steps import RunInput
+from papersift.steps.contracts import RunInput
+from papersift.steps.plan import plan_document
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

@@ -19,9 +19,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from papersift.ledger import Invocation
-from papersift.pipeline import unpack_archive
 from papersift.settings import Settings
-from papersift.steps import UnpackRequest
+from papersift.steps.contracts import UnpackRequest
+from papersift.steps.unpack import unpack_archive
 from papersift.storage import S3ObjectStore
 
 logger = Logger()

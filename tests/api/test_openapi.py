@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from papersift.api_models import LISTED_STATUSES, ListedStatus, OcrMode
-from papersift.pipeline import document_id
 from papersift.settings import OCR_MODES
+from papersift.steps.contracts import document_id
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "write_openapi.py"

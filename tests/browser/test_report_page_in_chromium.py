@@ -23,7 +23,7 @@ from reportlab.pdfgen import canvas
 from papersift.pipeline import process_document
 from papersift.report import ExtractionReport
 from papersift.settings import Settings
-from papersift.steps import DocumentRef, document_id
+from papersift.steps.contracts import DocumentRef, document_id
 from papersift.storage import LocalDirStore
 
 #: set to 1 where chromium is knowingly absent (not a bootstrapped machine): the tests skip there

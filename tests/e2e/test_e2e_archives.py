@@ -11,8 +11,8 @@ import pytest
 from archive_factory import compress, have, tar_bytes, with_tool, zip_bytes
 from pdf_factory import text_pdf
 
-from papersift import pipeline
-from papersift.steps import UnpackResult
+from papersift.steps import unpack
+from papersift.steps.contracts import UnpackResult
 from papersift_cli.main import main
 
 from .conftest import docx_bytes
@@ -98,14 +98,14 @@ def test_archive_with_more_members_than_the_threshold_goes_through_the_distribut
 ) -> None:
     # the unpack handler is loaded afresh by each LocalAws start, so it binds this spy
     unpacked: list[UnpackResult] = []
-    real_unpack = pipeline.unpack_archive
+    real_unpack = unpack.unpack_archive
 
     def recording_unpack(*args: Any, **kwargs: Any) -> UnpackResult:
         result = real_unpack(*args, **kwargs)
         unpacked.append(result)
         return result
 
-    monkeypatch.setattr("papersift.pipeline.unpack_archive", recording_unpack)
+    monkeypatch.setattr("papersift.steps.unpack.unpack_archive", recording_unpack)
     archive = zip_bytes({f"lote/item_{n}.txt": f"Item {n} do lote: parafusos tamanho {n}.\n".encode()
                          for n in range(1, 9)})
     (tmp_path / "lote.zip").write_bytes(archive)

@@ -23,7 +23,7 @@ from hostile_factory import (
     write_cases,
 )
 
-from papersift.archives.names import name_text
+from papersift.names import name_text
 from papersift_cli.main import main
 
 #: archives are cut at 10 members so the 25-member zip shows skipped_limit in seconds

@@ -110,7 +110,7 @@ def test_an_uploads_options_are_on_the_object_when_its_notification_is_sent(
     options (the suite once saw OCR ask Textract for tables and the ledger price it without)."""
     from moto.s3 import notifications
 
-    from papersift.steps import DocumentOptions
+    from papersift.steps.contracts import DocumentOptions
 
     seen: list[dict[str, str]] = []
     send = notifications._send_sqs_message

@@ -19,9 +19,9 @@ from pdf_factory import native_and_scanned_pdf, numbered_pdf
 from scan_factory import image_bytes, scanned_pdf, text_image
 from textract_replay import ReplayingTextract, input_bytes
 
-from papersift.ocr.stage import default_engines
 from papersift.ocr.textract import CLIENT_CONFIG
-from papersift.steps import DocumentOptions
+from papersift.steps.contracts import DocumentOptions
+from papersift.steps.ocr import default_engines
 from papersift_cli.local_aws import LocalAws
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tesseract") is None,

@@ -10,7 +10,7 @@ import pytest
 from handler_env import BUCKET, load_event, load_handler
 from pdf_factory import native_and_scanned_pdf, numbered_pdf
 
-from papersift.steps import DocumentOptions, document_id
+from papersift.steps.contracts import DocumentOptions, document_id
 
 
 def _sqs_wrapping(body: dict[str, Any], message_id: str = "m-1") -> dict[str, Any]:

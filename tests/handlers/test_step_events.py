@@ -7,7 +7,7 @@ import pytest
 from handler_env import REPO, load_event
 from pydantic import BaseModel, ValidationError
 
-from papersift.steps import AssembleRequest, Batch, OcrPlanRequest, OcrRequest, RunInput, UnpackRequest
+from papersift.steps.contracts import AssembleRequest, Batch, OcrPlanRequest, OcrRequest, RunInput, UnpackRequest
 
 STEP_EVENTS: dict[str, type[BaseModel]] = {
     "workflow-input": RunInput,

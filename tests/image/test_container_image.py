@@ -13,9 +13,9 @@ from archive_factory import have
 from image_env import BUCKET, Aws, container, container_functions, invoke
 from scan_factory import LINES, image_bytes, text_image
 
-from papersift.pipeline import plan_document
 from papersift.settings import Settings
-from papersift.steps import ExtractResult, RunInput, UnpackRequest, UnpackResult
+from papersift.steps.contracts import ExtractResult, RunInput, UnpackRequest, UnpackResult
+from papersift.steps.plan import plan_document
 from papersift.storage import S3ObjectStore
 
 pytestmark = [pytest.mark.image, pytest.mark.slow]
@@ -115,8 +115,8 @@ def test_ocr_handler_in_the_image_reads_a_scanned_page_the_extract_handler_sent_
     handler (in the image) reads it with the image's Tesseract and writes the page."""
     from pdf_factory import native_and_scanned_pdf
 
-    from papersift.ocr.stage import plan_ocr
-    from papersift.steps import OcrPlanRequest, OcrResult
+    from papersift.steps.contracts import OcrPlanRequest, OcrResult
+    from papersift.steps.ocr_plan import plan_ocr
 
     document = RunInput.for_object(BUCKET, "incoming/ofício assinado.pdf")
     aws.s3.put_object(Bucket=BUCKET, Key=document.key, Body=native_and_scanned_pdf())

@@ -251,7 +251,7 @@ def test_each_task_payload_built_from_a_real_state_is_a_valid_request_of_its_ste
 ) -> None:
     """The Parameters of Unpack, Assemble and RecordFailure, applied to a state as the workflow
     holds it (execution input, $.plan, $.error), give a payload the step's model accepts."""
-    from papersift.steps import AssembleRequest, DocumentRef, Plan, RunInput, UnpackRequest
+    from papersift.steps.contracts import AssembleRequest, DocumentRef, Plan, RunInput, UnpackRequest
 
     document = RunInput.for_object("bucket", "incoming/edital.zip", "v1", "etag")
     plan = Plan(**document.ref.model_dump(), status="archive", kind="zip", manifest_key="m", max_concurrency=2)

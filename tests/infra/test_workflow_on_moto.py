@@ -23,7 +23,7 @@ from moto import mock_aws  # noqa: E402
 from moto.awslambda.models import LambdaFunction  # noqa: E402
 
 from infra.workflow import PLACEHOLDERS, load_definition  # noqa: E402
-from papersift.steps import (  # noqa: E402
+from papersift.steps.contracts import (  # noqa: E402
     ARCHIVE,
     READY,
     AssembleRequest,

@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from papersift.admission import MAX_DELAY_SECONDS, Admission, Slots, Start, deferral_count, deferral_delay
-from papersift.steps import RunInput
+from papersift.steps.contracts import RunInput
 
 
 class _ListedRuns:

@@ -14,7 +14,7 @@ from papersift.archives import (
     ArchiveStatus,
     Member,
     MemberStatus,
-    UnpackResult,
+    UnpackedArchive,
     archive_kind,
     clean_member_name,
     unpack,
@@ -34,14 +34,14 @@ def run(
     passwords: tuple[str, ...] = (),
     name: str = "input.bin",
     ancestors: frozenset[str] = frozenset(),
-) -> UnpackResult:
+) -> UnpackedArchive:
     tmp_path.mkdir(parents=True, exist_ok=True)
     src = tmp_path / name
     src.write_bytes(data)
     return unpack(src, kind, tmp_path / "work", limits, passwords, name=name, ancestors=ancestors)
 
 
-def by_path(result: UnpackResult) -> dict[str, Member]:
+def by_path(result: UnpackedArchive) -> dict[str, Member]:
     return {m.path: m for m in result.members}
 
 
@@ -50,7 +50,7 @@ def content(member: Member) -> bytes:
     return member.local_path.read_bytes()
 
 
-def assert_inside(result: UnpackResult, work: Path) -> None:
+def assert_inside(result: UnpackedArchive, work: Path) -> None:
     for m in result.members:
         if m.local_path is not None:
             assert m.local_path.resolve().is_relative_to(work.resolve())

@@ -7,9 +7,9 @@ import unicodedata
 import pytest
 
 from papersift.api_models import SubmitRequest
-from papersift.archives.names import MAX_OBJECT_KEY_BYTES, file_name_problem, object_key_problem
 from papersift.catalog import Catalog
 from papersift.errors import RequestError
+from papersift.names import MAX_OBJECT_KEY_BYTES, file_name_problem, object_key_problem
 from papersift.settings import Settings
 from papersift_cli.output import safe_component
 

@@ -49,11 +49,13 @@ from papersift.archives.zips import declared_entries
 from papersift.errors import EntityBombError, NestingTooDeepError
 from papersift.formats import extract_units
 from papersift.formats.pdf import page_count
-from papersift.pipeline import member_object_key, plan_document, process_document
+from papersift.pipeline import process_document
 from papersift.report import LIMIT_ERROR_CODES, DocumentStatus, PageStatus, status_for_error
 from papersift.settings import Settings
 from papersift.sniff import sniff
-from papersift.steps import DocumentRef, document_id
+from papersift.steps.contracts import DocumentRef, document_id
+from papersift.steps.plan import plan_document
+from papersift.steps.unpack import member_object_key
 from papersift.storage import LocalDirStore
 
 CASES = {case.name: case for case in hostile_cases()}
@@ -429,8 +431,8 @@ def test_shared_strings_entity_bomb_is_not_read_by_openpyxl() -> None:
 
 
 def test_a_catch_on_an_input_error_records_the_input_status_not_failed(tmp_path: Path) -> None:
-    from papersift.pipeline import assemble_document
-    from papersift.steps import AssembleRequest, StepError
+    from papersift.steps.assemble import assemble_document
+    from papersift.steps.contracts import AssembleRequest, StepError
 
     store = LocalDirStore(tmp_path)
     ref = DocumentRef(doc_id="dcatch", bucket="b", key="incoming/x.xml", source_name="x.xml")

@@ -17,10 +17,13 @@ from test_ocr_pages import GOOD, FakeEngine, engines, reading
 
 from papersift.errors import OcrThrottledError
 from papersift.ocr.reading import TESSERACT, TEXTRACT
-from papersift.ocr.stage import default_engines, plan_ocr, read_ocr_page
-from papersift.pipeline import extract_batch, plan_document, process_document
+from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.steps import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.contracts import DocumentRef, OcrPlanRequest, OcrRequest, StepError, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.ocr import default_engines, read_ocr_page
+from papersift.steps.ocr_plan import plan_ocr
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
 from papersift.workfiles import ocr_page_key
 

@@ -18,11 +18,11 @@ from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputE
 from papersift.formats import count_pages, extract_units
 from papersift.ocr import tesseract
 from papersift.ocr.routing import WHOLE_PAGE
-from papersift.ocr.stage import default_engines
 from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.sniff import sniff
-from papersift.steps import DocumentRef, document_id
+from papersift.steps.contracts import DocumentRef, document_id
+from papersift.steps.ocr import default_engines
 from papersift.storage import LocalDirStore
 
 CATEGORIES = {"native_pdf", "encrypted_pdf", "broken_font_pdf", "corrupt"}

@@ -11,17 +11,15 @@ import jsonschema
 import pytest
 from archive_factory import zip_bytes
 
-from papersift.pipeline import (
-    assemble_document,
-    document_item,
-    extract_batch,
-    page_key,
-    plan_document,
-    process_document,
-)
+from papersift.listing import document_item
+from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.steps import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
+from papersift.steps.assemble import assemble_document
+from papersift.steps.contracts import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
+from papersift.workfiles import page_key
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "layers/papersift/python/papersift/schema/report.schema.json").read_text()
@@ -190,6 +188,19 @@ def test_clean_text_is_an_extra_file_and_the_original_text_is_untouched(tmp_path
     store, document = _store_with(tmp_path / "plain", "ata.txt", original.encode())
     report = process_document(store, document, Settings())
     assert not store.exists(f"results/{report.doc_id}/text.clean.txt"), "off unless asked"
+
+
+def test_clean_text_folds_with_anyascii_when_the_settings_choose_it(tmp_path):
+    """anyascii (ISC) for a deployment that ships no GPL library: it writes capital ligatures
+    in title case where unidecode writes them in capitals."""
+    original = "Œuvre à l'étude\n"
+    texts = {}
+    for name in ("unidecode", "anyascii"):
+        store, document = _store_with(tmp_path / name, "oeuvre.txt", original.encode(),
+                                      DocumentOptions(clean_text=True))
+        report = process_document(store, document, Settings(clean_text_transliterator=name))
+        texts[name] = store.get(f"results/{report.doc_id}/text.clean.txt").decode()
+    assert texts == {"unidecode": "OEuvre l'etude", "anyascii": "Oeuvre l'etude"}
 
 
 def test_retried_batch_resumes_at_the_first_unfinished_page(tmp_path, pdf_factory):

@@ -18,14 +18,18 @@ from pathlib import Path
 import pytest
 from pdf_factory import numbered_pdf
 
+import papersift
 from papersift.errors import ContinueBatchError
-from papersift.pipeline import extract_batch, plan_document
 from papersift.settings import Settings
-from papersift.steps import DocumentRef, document_id
+from papersift.steps.contracts import DocumentRef, document_id
+from papersift.steps.extract import extract_batch
+from papersift.steps.plan import plan_document
 from papersift.storage import LocalDirStore
 from papersift.workfiles import page_key
 
 TESTS = Path(__file__).resolve().parents[1]
+#: the papersift under test (a worktree's, not whichever one the venv has installed)
+CORE = Path(papersift.__file__).resolve().parents[1]
 
 SCENARIO = """
 import ctypes, json, sys, time
@@ -33,7 +37,7 @@ from pathlib import Path
 from papersift.formats.pdf import PdfPages
 from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.steps import DocumentRef
+from papersift.steps.contracts import DocumentRef
 from papersift.storage import LocalDirStore
 
 how = sys.argv[1]
@@ -64,9 +68,9 @@ print(json.dumps({"pages": [[p.status, p.reason, p.signals] for p in report.page
 def run_scenario(tmp_path: Path, how: str) -> dict[str, object]:
     store = tmp_path / "bucket"
     LocalDirStore(store).put("incoming/report.pdf", numbered_pdf(4))
-    path = os.pathsep.join([str(TESTS), *sys.path])  # this checkout first, as the test runs it
+    env = {"PYTHONPATH": os.pathsep.join([str(TESTS), str(CORE)]), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(SCENARIO), how, str(store)], capture_output=True,
-                          text=True, timeout=60, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"}, check=False)
+                          text=True, timeout=60, env=env, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

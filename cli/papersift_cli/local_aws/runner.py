@@ -34,7 +34,7 @@ from papersift.layout import (
     work_prefix,
 )
 from papersift.settings import Settings
-from papersift.steps import DocumentOptions
+from papersift.steps.contracts import DocumentOptions
 from papersift_cli.local_aws import s3_direct
 from papersift_cli.local_aws.forget import forget_items, forget_objects
 from papersift_cli.local_aws.moto_patches import MotoPatches

@@ -33,7 +33,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from papersift.errors import THROTTLING_EXCEPTION
-from papersift.steps import RunInput
+from papersift.steps.contracts import RunInput
 
 #: StartExecution errors that mean "not now" rather than "never"
 START_DEFERRED_CODES = frozenset({THROTTLING_EXCEPTION, "ExecutionLimitExceeded"})

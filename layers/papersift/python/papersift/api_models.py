@@ -14,10 +14,10 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from papersift.archives.names import file_name_problem
 from papersift.layout import CLEAN_TEXT_FILE
+from papersift.names import file_name_problem
 from papersift.report import DocumentStatus
-from papersift.steps import DocumentOptions
+from papersift.steps.contracts import DocumentOptions
 
 #: a document the API accepted whose run has not recorded a result yet (stored status)
 SUBMITTED: Final = "submitted"
@@ -40,7 +40,7 @@ OcrMode = Literal["off", "local-first", "textract-first", "local-only", "textrac
 #: S3 keeps at most 2 KB of user metadata per object, where the options travel
 MAX_OPTIONS_METADATA_CHARS = 1900
 DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 20, 100
-#: what pipeline.document_id returns ("d" and 40 hex digits of a SHA-256)
+#: what steps.contracts.document_id returns ("d" and 40 hex digits of a SHA-256)
 DOC_ID_PATTERN = r"^d[0-9a-f]{40}$"
 
 Password = Annotated[SecretStr, Field(min_length=1, max_length=256)]

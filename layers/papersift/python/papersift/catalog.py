@@ -3,7 +3,7 @@
 Pure like the rest of the core: the S3, DynamoDB and Step Functions clients are passed in (the
 API handler creates them). A submitted document gets its id before its bytes exist: the upload
 key ``incoming/api/<token>/<file name>`` is unique per submission, and the pipeline derives an
-API upload's id from its key alone (``steps.document_id``), so the id the API returns is the
+API upload's id from its key alone (``steps.contracts.document_id``), so the id the API returns is the
 id the run records under. Until the run records its result, the document's item says
 ``submitted`` and :meth:`Catalog.describe` tells awaiting upload, queued and running apart from
 the upload and the execution.
@@ -42,7 +42,6 @@ from papersift.api_models import (
     SubmitRequest,
     SubmitResponse,
 )
-from papersift.archives.names import object_key_problem
 from papersift.errors import (
     DocumentNotFoundError,
     DocumentRunningError,
@@ -65,14 +64,15 @@ from papersift.layout import (
     work_prefix,
 )
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
+from papersift.names import object_key_problem
 from papersift.report import ExtractionReport, MemberReport
 from papersift.settings import Settings
-from papersift.steps import document_id
+from papersift.steps.contracts import document_id
 from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
 MAX_MEMBERS_SHOWN = 1000
-#: page status -> the item's counter of it (pipeline.document_item)
+#: page status -> the item's counter of it (listing.document_item)
 PAGE_COUNTERS = {"clean": "pages_clean", "recovered": "pages_recovered", "needs_ocr": "pages_needs_ocr",
                  "ocr": "pages_ocr", "low_confidence": "pages_low_confidence",
                  "corrupt_unrecoverable": "pages_corrupt", "failed": "pages_failed"}

@@ -58,7 +58,7 @@ _OK, _RAISED, _MEMORY = "ok", "raised", "memory"
 UNIT_FOLDER_PREFIX = "papersift-unit-"
 FORKSERVER_FOLDER_PREFIX = "papersift-forkserver-"
 #: what a fork server imports once, so its children start with the core loaded
-FORK_SERVER_PRELOAD = ["papersift.pipeline", "papersift.formats.pdf", "papersift.ocr.stage"]
+FORK_SERVER_PRELOAD = ["papersift.pipeline", "papersift.formats.pdf", "papersift.steps.ocr"]
 
 
 @dataclass(frozen=True)

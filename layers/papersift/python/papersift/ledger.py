@@ -20,7 +20,7 @@ from typing import Any
 from papersift.layout import JSON_CONTENT_TYPE, work_prefix
 from papersift.report import PageReport
 from papersift.settings import Settings
-from papersift.steps import Plan, Route
+from papersift.steps.contracts import Plan, Route
 from papersift.storage import ObjectStore
 
 #: the Textract operations, by the name a page's OCR details carry

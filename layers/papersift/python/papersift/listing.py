@@ -16,11 +16,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from papersift.errors import RequestError
+from papersift.layout import MARKDOWN_FILE, REPORT_FILE, TEXT_FILE, results_prefix
+from papersift.report import ExtractionReport, PageStatus
 
 TABLE_KEY = "doc_id"
 SORT_ATTRIBUTE = "updated_at"
@@ -92,3 +96,50 @@ def decode_token(token: str | None, status: str | None) -> dict[str, str] | None
     if key[index.partition] != (status or ALL_VALUE):
         raise RequestError("next belongs to a listing with another status filter", field="next")
     return key
+
+
+def document_item(report: ExtractionReport) -> dict[str, Any]:
+    """One flat item per document: enough to decide "trust" vs "review" without S3."""
+    counts = Counter(p.status for p in report.pages)
+    prefix = results_prefix(report.doc_id)
+    item: dict[str, Any] = {
+        "doc_id": report.doc_id,
+        "status": report.status,
+        "trusted": report.trusted,
+        "reason": report.reason[:1000],
+        "source_bucket": report.source.get("bucket", ""),
+        "source_key": report.source.get("key", ""),
+        "source_name": report.source.get("name", ""),
+        "detected_type": report.detected_type,
+        "page_count": report.page_count,
+        "pages_clean": counts[PageStatus.CLEAN],
+        "pages_recovered": counts[PageStatus.RECOVERED],
+        "pages_needs_ocr": counts[PageStatus.NEEDS_OCR],
+        "pages_ocr": counts[PageStatus.OCR],
+        "pages_low_confidence": counts[PageStatus.LOW_CONFIDENCE],
+        "pages_corrupt": counts[PageStatus.CORRUPT_UNRECOVERABLE],
+        "pages_failed": counts[PageStatus.FAILED],
+        "pages_truncated": counts[PageStatus.TRUNCATED],
+        "error_code": report.error_code,
+        "char_count": report.char_count,
+        "text_key": prefix + TEXT_FILE,
+        "markdown_key": prefix + MARKDOWN_FILE,
+        "report_key": prefix + REPORT_FILE,
+        "updated_at": report.created_at,
+        "member_count": len(report.members),
+        # the cost ledger (DynamoDB takes numbers as Decimal)
+        "cost": _decimals(report.cost),
+        **listing_attributes(report.status, report.source.get("parent_doc_id")),
+    }
+    for extra in ("parent_doc_id", "archive_path"):
+        if report.source.get(extra):
+            item[extra] = report.source[extra]
+    return item
+
+
+def _decimals(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {key: _decimals(item) for key, item in value.items()}
+    return value

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import pypdfium2 as pdfium
@@ -32,7 +32,7 @@ import pypdfium2.raw as pdfium_c
 from papersift import pdf_fonts
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
-from papersift.pdf_fonts import FontEvidence
+from papersift.pdf_fonts import FontEvidence, MathGlyphs
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 
@@ -304,6 +304,8 @@ def _load_text_page(page: Any) -> tuple[Any, int]:
 class LayoutProbe:
     layout: PageLayout
     text_objects: int | None  # None: not probed (the page has plenty of text)
+    #: the raw codes of TeX math fonts that pdfium's text held, read as their symbols
+    math_glyphs: MathGlyphs | None = None
 
 
 def _open_pdfium(data: bytes, password: bytes) -> pdfium.PdfDocument:
@@ -398,6 +400,9 @@ class PdfHandle:
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
+        self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
+        self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
+        self._math_fonts: dict[int, bool] = {}  # pdfium font handle's address -> one of TeX's math fonts
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
         self._pdfium_pages: int | None = None
@@ -566,8 +571,49 @@ class PdfHandle:
             pdfium_c.FPDF_ClosePage(page)
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
-        return self._on_text_page(number, lambda page, textpage: _page_text_and_layout(number, self._turn, page,
-                                                                                        textpage))
+        text, probe = self._on_text_page(number, lambda page, textpage: _page_text_and_layout(
+            number, self._turn, page, textpage))
+        if not pdf_fonts.holds_raw_codes(text):
+            return text, probe
+        # glyph codes pdfium found no Unicode for: those of TeX's math fonts are formulas'
+        # delimiters and symbols, read here; the others stay for the verdict to judge
+        text, math = self._on_text_page(number, lambda page, textpage: pdf_fonts.read_math_glyphs(
+            textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code))
+            if self._may_draw_math(page, text) else (text, None))
+        return text, replace(probe, math_glyphs=math) if math is not None else probe
+
+    def _may_draw_math(self, page: Any, text: str) -> bool:
+        """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium
+        the least: a few raw codes are looked up one by one anyway; many (a broken font's page is
+        nothing but) only when one of the page's text objects uses a math font."""
+        few = len(pdf_fonts.RAW_CODE.findall(text)) <= pdf_fonts.RAW_CODES_LOOKED_UP
+        return few or pdf_fonts.draws_with_math_font(page, self._math_fonts)
+
+    def _glyph_name(self, number: int, font: str, handle: Any, code: int) -> str | None:
+        """The name of the glyph ``code`` draws in the font named ``font`` (base font name, subset tag
+        stripped) on page ``number``: from its embedded Type 1 program's own encoding (pdfium's, at
+        no cost), else from the font dictionary's /Differences (pypdf, opened only for a page where
+        a math font drew raw codes that its program does not name); None when neither names it."""
+        key = ctypes.cast(handle, ctypes.c_void_p).value or 0
+        if key not in self._program_names:
+            self._program_names[key] = pdf_fonts.program_glyph_names(handle)
+        found = self._program_names[key].get(code)
+        return found if found is not None else self._differences(number, font).get(code)
+
+    def _differences(self, number: int, font: str) -> dict[int, str]:
+        """Code -> glyph name of the /Differences of the font named ``font`` on page ``number``; empty
+        when it has none or pypdf cannot tell. Each font dictionary is read once per batch."""
+        try:
+            for found in pdf_fonts.font_dictionaries(self.pypdf.pages[number - 1], until_found={font}):
+                if pdf_fonts.base_font_name(found) != font:
+                    continue
+                key = getattr(found, "indirect_reference", None) or id(found)
+                if key not in self._differences_cache:
+                    self._differences_cache[key] = pdf_fonts.differences_of(found)
+                return self._differences_cache[key]
+        except Exception:  # damaged resources: the family's encoding decides
+            return {}
+        return {}
 
     @property
     def pypdf(self) -> Any:

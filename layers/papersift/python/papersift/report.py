@@ -236,7 +236,12 @@ class PageReport(ReportModel):
     confidence: Fraction
     reason: str
     seconds: NonNegativeNumber = 0.0
-    signals: list[str] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list, description=(
+        "what the verdict found, by name: empty, image_only, glyph_garbage, cipher, script_mix, low_letter_ratio, "
+        "implausible_script, spacing_damage, low_confidence, unmapped_glyphs, unmapped_font, engines_disagree, "
+        "math_symbols (private-use symbols among sound words), math_glyphs (raw glyph codes of TeX math fonts "
+        "read as their symbols or dropped: the page keeps its text layer), column_order, rtl_visual_order, "
+        "row_order, invisible_text_layer, hybrid, truncated and a limit's code, ..."))
     language: str | None = None
     attempts: list[EngineAttempt] = Field(default_factory=list)
     errors: list[ErrorRecord] = Field(default_factory=list)
@@ -245,6 +250,14 @@ class PageReport(ReportModel):
                                                       "widgets and annotations, after its text")
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
+
+    @classmethod
+    def without_text(cls, number: int, status: PageStatus, reason: str, signals: list[str],
+                     errors: list[ErrorRecord] | None = None) -> PageReport:
+        """A page no engine read text from (a picture waiting for OCR, a page beyond max_pages, one
+        that failed): no engine, no characters, no confidence; the reason says why."""
+        return cls(number=number, status=status, engine=None, char_count=0, confidence=0.0, reason=reason,
+                   signals=signals, errors=errors or [])
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, None and empty ones included, in declaration order (the page work files)."""

@@ -125,6 +125,9 @@ PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
 Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
 Bool = Annotated[bool, _setting(_to_bool)]
 OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
+#: the libraries text.clean.txt may fold accents with (papersift.cleaning)
+TRANSLITERATORS = ("unidecode", "anyascii")
+Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
@@ -194,6 +197,10 @@ class Settings(BaseModel):
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
     clean_text: Bool = False
+    #: what folds its accents: unidecode (GPL-2.0+) or anyascii (ISC), for a deployment that
+    #: must ship no GPL library. They agree on every accented letter of the European languages
+    #: and differ on rare letters and typographic punctuation (README, Licences)
+    clean_text_transliterator: Transliterator = "unidecode"
     #: archive limits
     max_archive_depth: PositiveInt = 5
     max_archive_members: PositiveInt = 10_000

@@ -18,7 +18,7 @@ from papersift.content import PageContent
 from papersift.layout import JSON_CONTENT_TYPE, PAGES_FOLDER, page_file, work_prefix
 from papersift.ledger import Usage
 from papersift.settings import Settings
-from papersift.steps import DocumentOptions
+from papersift.steps.contracts import DocumentOptions
 from papersift.storage import ObjectStore
 
 

@@ -14,7 +14,7 @@ for everything else, always with a timeout, a file-size rlimit and a disk-usage 
 Layout: ``members`` (what a caller gets back), ``limits`` (the limits and the shared budget),
 ``tree`` (one archive level and its member bookkeeping), ``zips``/``streams``/``tools`` (the
 engines, which report members to the ``sink`` Protocol and never import the tree that consumes
-them) and ``names`` (member name sanitizing). Which files are archives is decided by
+them); member names are sanitized by ``papersift.names``. Which files are archives is decided by
 ``papersift.sniff`` (``archive_kind``), the one detector plan and unpack share.
 """
 
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from papersift.archives.limits import CHUNK, ArchiveLimits, Run, limit_code
-from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
-from papersift.archives.names import clean_member_name
+from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackedArchive
 from papersift.archives.tools import TOOL_KINDS
 from papersift.archives.tree import Frame
 from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
+from papersift.names import clean_member_name
 from papersift.sniff import archive_kind
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ __all__ = [
     "ArchiveStatus",
     "Member",
     "MemberStatus",
-    "UnpackResult",
+    "UnpackedArchive",
     "archive_kind",
     "clean_member_name",
     "limit_code",
@@ -60,7 +60,7 @@ def unpack(
     *,
     name: str | None = None,
     ancestors: frozenset[str] = frozenset(),
-) -> UnpackResult:
+) -> UnpackedArchive:
     """Unpack ``data_path`` (typed by the caller's sniff, not by its name) into ``work_dir``.
 
     ``name`` is the archive's own name (default: the file name), used to name the single
@@ -75,7 +75,7 @@ def unpack(
     return frame.unpack(data_path, kind, name or data_path.name)
 
 
-def raise_for_status(result: UnpackResult) -> None:
+def raise_for_status(result: UnpackedArchive) -> None:
     """For callers that want an exception when nothing usable came out."""
     if result.extracted:
         return

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from papersift.archives.names import name_text
+from papersift.names import name_text
 
 
 class MemberStatus(StrEnum):
@@ -56,7 +56,10 @@ class Member:
 
 
 @dataclass
-class UnpackResult:
+class UnpackedArchive:
+    """What ``archives.unpack`` found: every member with its status, and the archive's own status.
+    The unpack step turns it into its contract (``steps.contracts.UnpackResult``)."""
+
     members: list[Member]
     status: ArchiveStatus
     reason: str = ""

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from papersift.archives.limits import ArchiveLimits, Run, Stop
 from papersift.archives.members import ArchiveStatus, MemberStatus
-from papersift.archives.names import clean_member_name
 from papersift.archives.sink import MemberSink
+from papersift.names import clean_member_name
 
 #: archive kinds (papersift.sniff) read by external tools (7z, unar, patool); zip, tar and bare
 #: streams are read in-process

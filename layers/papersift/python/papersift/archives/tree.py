@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from papersift.archives.limits import CHUNK, MemberTooBig, Run, Stop
-from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackResult
-from papersift.archives.names import clean_member_name, dedupe, suffix_of, visible
+from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackedArchive
 from papersift.archives.sink import Opener
 from papersift.archives.streams import STREAM_OPENERS, read_stream, read_tar
 from papersift.archives.tools import TOOL_KINDS, ToolError, read_with_tools
 from papersift.archives.zips import PasswordError, read_zip
+from papersift.names import clean_member_name, dedupe, suffix_of, visible
 from papersift.sniff import archive_kind
 
 
@@ -32,7 +32,7 @@ class Frame:
 
     # -- dispatch ------------------------------------------------------------------------
 
-    def unpack(self, path: Path, kind: str, name: str) -> UnpackResult:
+    def unpack(self, path: Path, kind: str, name: str) -> UnpackedArchive:
         status, reason = ArchiveStatus.OK, ""
         try:
             self.run.check_time()
@@ -50,7 +50,7 @@ class Frame:
             status, reason = ArchiveStatus.LIMIT_EXCEEDED, str(stop)
         if status is ArchiveStatus.OK:
             status, reason = self._verdict()
-        return UnpackResult(self.members, status, reason, self.unlisted)
+        return UnpackedArchive(self.members, status, reason, self.unlisted)
 
     def _verdict(self) -> tuple[ArchiveStatus, str]:
         own = [m for m in self.members if m.depth == self.depth]

@@ -35,15 +35,9 @@ class PicturePages:
         self.count = picture_frame_count(data)
 
     def page(self, number: int) -> PageContent:
-        return PageContent(number=number, text="", report=PageReport(
-            number=number,
-            status=PageStatus.NEEDS_OCR,
-            engine=None,
-            char_count=0,
-            confidence=0.0,
-            reason=f"a picture: only OCR can read its text (ocr_mode={self.settings.ocr_mode})",
-            signals=["image_only"],
-        ))
+        return PageContent(number=number, text="", report=PageReport.without_text(
+            number, PageStatus.NEEDS_OCR, f"a picture: only OCR can read its text (ocr_mode={self.settings.ocr_mode})",
+            signals=["image_only"]))
 
     def ocr_input(self, number: int) -> bytes | None:
         return None

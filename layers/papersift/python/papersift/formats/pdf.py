@@ -27,7 +27,7 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence
+from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, MathGlyphs
 from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text, nonspace_count
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
 from papersift.settings import OCR_OFF, Settings
@@ -256,6 +256,8 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
     glyphs = nonspace_count(text)
     verdict = _guard_unmapped(assess_text(text, layout, glyphs), text, unmapped)
+    if probe is not None and probe.math_glyphs is not None:
+        verdict = _with_math_glyphs(verdict, probe.math_glyphs)
     if engine == "pdfium":
         work.page_glyphs, work.page_unmapped = glyphs, unmapped
         work.page_implausible = "implausible_script" in verdict.signals
@@ -558,6 +560,13 @@ def _guard_unmapped(verdict: TextVerdict, text: str, unmapped: int) -> TextVerdi
     )
 
 
+def _with_math_glyphs(verdict: TextVerdict, math: MathGlyphs) -> TextVerdict:
+    """The verdict on a text whose raw codes of TeX math fonts were read as symbols: it says so
+    (signal ``math_glyphs``), so a reader sees why formulas' delimiters are no glyph garbage."""
+    return replace(verdict, signals=(*verdict.signals, "math_glyphs"),
+                   reason=f"{verdict.reason.rstrip('.')}; {math.describe()}.")
+
+
 def _apply_probe(work: _PageWork, probe: LayoutProbe) -> None:
     work.layout = probe.layout
     work.text_objects = probe.text_objects
@@ -596,15 +605,8 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
 
 
 def _skipped(number: int, max_pages: int) -> PageContent:
-    report = PageReport(
-        number=number,
-        status=PageStatus.SKIPPED_LIMIT,
-        engine=None,
-        char_count=0,
-        confidence=0.0,
-        reason=f"beyond max_pages={max_pages}",
-        signals=["max_pages"],
-    )
+    report = PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}",
+                                     signals=["max_pages"])
     return PageContent(number=number, text="", report=report)
 
 

@@ -1,4 +1,5 @@
-"""Member names sanitized into safe, unique relative POSIX paths (never used as disk paths)."""
+"""Names made safe: archive members' names sanitized into unique relative POSIX paths (never used
+as disk paths), and the one rule for a file name or an object key a caller chose (the API, the CLI)."""
 
 from __future__ import annotations
 

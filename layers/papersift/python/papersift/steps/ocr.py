@@ -1,7 +1,6 @@
-"""The workflow's OCR stage as plain functions over an ObjectStore, like ``papersift.pipeline``:
-``plan_ocr`` lists the pages to read (after the text layer, or every frame of a picture) and
-``read_ocr_page`` reads one of them, writing ``work/<doc_id>/ocr/pages/<n>.json``, which assemble
-lays over the text layer's page. States carry page numbers and keys, never text.
+"""The OCR step: ``read_ocr_page`` reads one page, writing ``work/<doc_id>/ocr/pages/<n>.json``,
+which assemble lays over the text layer's page; ``default_engines`` builds the engines it reads
+with. States carry page numbers and keys, never text.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
-from papersift.ledger import Invocation, record_usage, textract_calls, textract_price
+from papersift.ledger import Invocation, textract_calls, textract_price
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
@@ -27,54 +26,10 @@ from papersift.rendering import RenderedPage, picture_frame_count, picture_size,
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
-from papersift.steps import (
-    DocumentOptions,
-    OcrItem,
-    OcrPlan,
-    OcrPlanRequest,
-    OcrRequest,
-    OcrResult,
-    manifest_json,
-)
+from papersift.steps.contracts import DocumentOptions, OcrRequest, OcrResult
 from papersift.storage import ObjectStore
-from papersift.workfiles import (
-    OCR_INPUT_PDF,
-    OCR_INPUT_SOURCE,
-    get_json,
-    ocr_inputs_prefix,
-    ocr_items_key,
-    ocr_page_key,
-    ocr_reading_key,
-    page_key,
-)
+from papersift.workfiles import get_json, ocr_page_key, ocr_reading_key, page_key
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
-
-
-def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
-             invocation: Invocation | None = None) -> OcrPlan:
-    """The pages OCR reads: every frame of a picture, else the pages the text layer sent (their
-    inputs under ``work/<doc_id>/ocr/inputs/``). Past the Distributed Map threshold the items
-    go to an S3 manifest instead of the state (a member's OCR Map is inline: always in the state)."""
-    started = time.perf_counter()
-    plan, doc_id = request.plan, request.doc_id
-    items: list[OcrItem] = []
-    base = {"doc_id": doc_id, "bucket": request.bucket, "key": request.key, "kind": plan.kind}
-    if plan.kind in PICTURE_KINDS:
-        items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, min(plan.page_count,
-                                                                                         settings.max_pages) + 1)]
-    else:
-        for key in store.list_keys(ocr_inputs_prefix(doc_id)):
-            stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
-            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
-                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
-    items.sort(key=lambda item: item.page)
-    distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
-    if distributed:
-        store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
-    if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
-    return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
-                   max_concurrency=settings.ocr_max_concurrency, items=[] if distributed else items)
 
 
 def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, engines: OcrEngines,
@@ -186,12 +141,11 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
-        report = PageReport(**{**vars(layer.report), "status": str(PageStatus.FAILED), "reason": reason,
+        report = PageReport(**{**vars(layer.report), "status": PageStatus.FAILED, "reason": reason,
                                "errors": [*layer.report.errors, record]})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
-    report = PageReport(number=number, status=str(PageStatus.FAILED), engine=None, char_count=0, confidence=0.0,
-                        reason=reason, signals=["image_only"], errors=[record])
+    report = PageReport.without_text(number, PageStatus.FAILED, reason, signals=["image_only"], errors=[record])
     return PageContent(number=number, text="", report=report)
 
 

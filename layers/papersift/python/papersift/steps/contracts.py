@@ -2,19 +2,20 @@
 
 Every JSON value that crosses a step boundary is one of these: the handlers parse their event
 into the step's request model (powertools' parser) and return the result model dumped to JSON;
-the pipeline functions take and return the models; ``infra/workflow.py`` takes the fields it
-passes between states from them (a JSONPath naming a field that is not here fails the build);
-the tests' fake steps build them. The work files the steps share through S3 (plan.json, the
-Distributed Map manifests, members.json) and the per-upload options in S3 metadata are models
-here too, so a step never digs in an unvalidated dict.
+the step functions (``papersift.steps.<step>``) take and return the models; ``infra/workflow.py``
+takes the fields it passes between states from them (a JSONPath naming a field that is not here
+fails the build); the tests' fake steps build them. The work files the steps share through S3
+(plan.json, the Distributed Map manifests, members.json) and the per-upload options in S3 metadata
+are models here too, so a step never digs in an unvalidated dict.
 
 States carry pointers and counts, never page text (Step Functions' 256 KiB limit).
 
 Adding a step (the OCR step, say): write its request and result models here, subclassing
-``StepModel`` (and ``DocumentRef`` when the step works on one document); parse the event with
-``event_parser(model=...)`` in ``functions/<step>/app.py`` and return ``model_dump(mode="json")``;
-refer to fields in ``infra/workflow.py`` through ``field_path``; add a sample event under
-``events/`` to the table in ``tests/handlers/test_step_events.py``.
+``StepModel`` (and ``DocumentRef`` when the step works on one document), and its function in
+``papersift/steps/<step>.py``; parse the event with ``event_parser(model=...)`` in
+``functions/<step>/app.py`` and return ``model_dump(mode="json")``; refer to fields in
+``infra/workflow.py`` through ``field_path``; add a sample event under ``events/`` to the table in
+``tests/handlers/test_step_events.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,309 @@
+"""The assemble step: a document's pages (or an archive's members) joined into its results under
+``results/<doc_id>/``, with the report and the document's verdict (``papersift.verdict``)."""
+
+from __future__ import annotations
+
+import functools
+import io
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from papersift import __version__, archives, cleaning, formats
+from papersift.content import PageContent
+from papersift.errors import input_error_code
+from papersift.isolation import Limits, run_once
+from papersift.layout import (
+    CLEAN_TEXT_FILE,
+    HTML_CONTENT_TYPE,
+    MARKDOWN_CONTENT_TYPE,
+    MARKDOWN_FILE,
+    REPORT_FILE,
+    REPORT_PAGE_FILE,
+    TEXT_CONTENT_TYPE,
+    TEXT_FILE,
+    page_file,
+    results_prefix,
+)
+from papersift.ledger import Invocation, Usage, cost_ledger, load_usage, merge_ledgers, workflow_transitions
+from papersift.report import (
+    TRUNCATION_CODES,
+    TRUSTED_DOCUMENT_STATUSES,
+    DocumentStatus,
+    ErrorRecord,
+    ExtractionReport,
+    MemberReport,
+    PageReport,
+    PageStatus,
+)
+from papersift.settings import Settings
+from papersift.sniff import PICTURE_KINDS
+from papersift.steps.contracts import (
+    UNPACK_LEVELS,
+    ArchiveListing,
+    AssembleRequest,
+    DocumentOptions,
+    DocumentRef,
+    Plan,
+    Route,
+)
+from papersift.storage import ObjectStore
+from papersift.verdict import archive_verdict, document_verdict
+from papersift.workfiles import errors_prefix, get_json, members_key, ocr_prefix, pages_prefix, plan_key, put_json
+from papersift.workfiles import read_ocr_page as read_ocr_page_file
+
+if TYPE_CHECKING:  # the report page (Jinja2) loads when assemble writes it (cold starts)
+    from papersift.report_page import Thumbnail
+
+
+PAGE_SEPARATOR = "\f"
+
+
+def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
+    """The document's pages in page order: the text layer's, with OCR's pages laid over them
+    (a picture's pages come from OCR alone)."""
+    pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
+                                             for k in store.list_keys(pages_prefix(doc_id))
+                                             if k.endswith(".json"))}
+    for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
+        if key.endswith(".json"):
+            page, _ = read_ocr_page_file(store, key)
+            pages[page.number] = page
+    return [pages[number] for number in sorted(pages)]
+
+
+def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Settings,
+                      invocation: Invocation | None = None, page_files: bool = True) -> ExtractionReport:
+    """Join the pages into text.txt, document.md and report.json under results/<doc_id>/, with
+    pages/<n>.json beside them unless ``page_files`` is False (a caller that keeps none of them)."""
+    started = time.perf_counter()
+    doc_id, failure = request.doc_id, request.error
+    plan = request.plan
+    if plan is None and store.exists(plan_key(doc_id)):  # a Catch target: the plan step may have finished
+        plan = Plan.model_validate_json(store.get(plan_key(doc_id)))
+    if plan is not None and plan.route() is Route.UNPACK and failure is None:
+        return _assemble_archive(store, request, plan, settings, started, invocation)
+    pages = load_pages(store, doc_id)
+    errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
+    report = _new_report(request, plan, settings)
+    report.pages = [p.report for p in pages] + _skipped_pages(plan, pages, settings.max_pages)
+    report.page_count = len(report.pages)
+    report.errors = errors
+    report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
+    report.char_count = sum(p.report.char_count for p in pages)
+    report.status, report.reason = document_verdict(plan, pages, errors, failure, settings.max_pages)
+    if failure is not None:
+        report.errors.append(ErrorRecord(code=input_error_code(failure.error) or failure.error, reason=failure.reason))
+    elif plan is not None and plan.error_code and plan.route() is Route.ASSEMBLE:
+        report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
+    report.timings = {"plan": plan.seconds if plan else 0.0,
+                      "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
+    write_results(store, report, pages, page_files)
+    _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
+    usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
+    ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
+    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings),
+                   ledger=lambda seconds: cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)],
+                                                      transitions, settings,
+                                                      tables=plan.extract_tables if plan else False,
+                                                      paged=plan is not None and plan.kind in formats.PAGED_KINDS))
+
+
+#: pages past max_pages listed one by one in the report (a PDF may declare a million)
+MAX_SKIPPED_PAGES_LISTED = 10_000
+
+
+def _skipped_pages(plan: Plan | None, pages: list[PageContent], max_pages: int) -> list[PageReport]:
+    """The pages past ``max_pages`` that got no batch, as ``skipped_limit`` entries (the first
+    ``MAX_SKIPPED_PAGES_LISTED`` of them): the report lists every page the document has."""
+    if plan is None or plan.page_count <= max_pages:
+        return []
+    read = {page.number for page in pages}
+    last = min(plan.page_count, max_pages + MAX_SKIPPED_PAGES_LISTED)
+    return [PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}: not read",
+                                    signals=["max_pages"])
+            for number in range(max_pages + 1, last + 1) if number not in read]
+
+
+def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
+    found = (read_ocr_page_file(store, key)[1] for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
+    return [usage for usage in found if usage is not None]
+
+
+def _own_usage(invocation: Invocation | None, seconds: float) -> list[Usage]:
+    return [invocation.usage(seconds)] if invocation is not None else []
+
+
+def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) -> ExtractionReport:
+    source: dict[str, Any] = {"bucket": document.bucket, "key": document.key, "name": document.source_name,
+                              "size": plan.size if plan else 0}
+    if document.parent_doc_id:
+        source.update(parent_doc_id=document.parent_doc_id, archive_path=document.archive_path)
+    return ExtractionReport(
+        doc_id=document.doc_id,
+        source=source,
+        detected_type=plan.kind if plan else "unknown",
+        mime_type=plan.mime if plan else "",
+        detected_by=plan.detected_by if plan else "",
+        status=DocumentStatus.FAILED,  # until the verdict: the model refuses a status that is none
+        reason="",
+        page_count=0,
+        settings=settings.public_dict(),
+        papersift_version=__version__,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages: list[PageContent] | None = None,
+            thumbnails: list[Thumbnail] | None = None,
+            ledger: Callable[[float], dict[str, Any]] | None = None) -> ExtractionReport:
+    report.timings["assemble"] = round(time.perf_counter() - started, 4)
+    if ledger is not None:  # last: the ledger counts assemble's own time too
+        report.cost = ledger(time.perf_counter() - started)
+    from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
+
+    page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
+    store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
+    # last: a report stored means every other result object is there (the table item comes after)
+    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
+    return report
+
+
+def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionReport,
+                settings: Settings) -> list[Thumbnail]:
+    """report.html's pictures of a PDF's or a picture's suspect pages: the one time assemble reads
+    the source, and only when there is a suspect page to show."""
+    from papersift.report_page import pdf_thumbnails, picture_thumbnails, thumbnail_pages
+
+    picture = report.detected_type in PICTURE_KINDS
+    if (report.detected_type != "pdf" and not picture) or not thumbnail_pages(report):
+        return []
+    try:
+        data, metadata = store.get_with_metadata(document.key)
+        limits = Limits(settings.page_seconds, settings.unit_memory_mb)
+        if picture:
+            return run_once(functools.partial(picture_thumbnails, report, data), limits)
+        passwords = DocumentOptions.from_metadata(metadata).apply(settings).passwords
+        return run_once(functools.partial(pdf_thumbnails, report, data, passwords), limits)
+    except Exception:  # pictures are a courtesy: a source gone or unreadable must never fail the result
+        return []
+
+
+def member_tag(path: str) -> str:
+    """The line that precedes each member's text in an archive's text.txt."""
+    return f"=== {path} ==="
+
+
+def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, settings: Settings,
+                      started: float, invocation: Invocation | None) -> ExtractionReport:
+    """An archive's result is its members': their text under tag lines, and one member
+    entry per archive member, with the member document's own status where it was processed."""
+    doc_id = request.doc_id
+    report = _new_report(request, plan, settings)
+    listing = ArchiveListing(status=archives.ArchiveStatus.LIMIT_EXCEEDED,
+                             reason=f"the archive was not unpacked: it is nested in archive members "
+                                    f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
+    if store.exists(members_key(doc_id)):
+        listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
+    # members' text and Markdown go straight into one buffer each, and the clean text is cleaned
+    # member by member: a 20,000-member archive held its text four times over at once (the parts,
+    # their join, its bytes, the join again for cleaning) and cleaning listed every character
+    text_out, markdown_out = _Joined(), _Joined()
+    cleaned: list[str] | None = [] if _wants_clean_text(plan, settings) else None
+    ledgers: list[dict[str, Any]] = []
+    codes: list[str] = []  # why members were cut or left out, in listing order
+    if listing.status != archives.ArchiveStatus.OK:
+        codes.append(archives.limit_code(listing.reason) if listing.status == archives.ArchiveStatus.LIMIT_EXCEEDED
+                     else listing.status)
+    for entry in listing.members:
+        member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
+                              doc_id=entry.doc_id, original_name=entry.original_name)
+        member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
+        if member.doc_id and store.exists(member_prefix + REPORT_FILE):
+            member_report = ExtractionReport.from_dict(get_json(store, member_prefix + REPORT_FILE))
+            member.status, member.reason = member_report.status, member_report.reason
+            member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
+            if member_report.status == DocumentStatus.LIMIT_EXCEEDED:
+                codes.append(member_report.error_code or "limit_exceeded")
+            report.page_count += member_report.page_count
+            report.char_count += member_report.char_count
+            ledgers.append(member_report.cost)
+            for engine, count in member_report.engines.items():
+                report.engines[engine] = report.engines.get(engine, 0) + count
+            if member_report.char_count:  # a member without text adds no tag line, only its entry
+                text = member_tag(member.path) + "\n" + store.get(member_prefix + TEXT_FILE).decode("utf-8")
+                text_out.add(text.encode("utf-8"))
+                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
+                if cleaned is not None:
+                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True,
+                                              transliterator=settings.clean_text_transliterator))
+        elif member.doc_id:
+            member.status, member.reason = DocumentStatus.FAILED, "member was not processed (no report)"
+        elif member.status == archives.MemberStatus.SKIPPED_LIMIT:
+            codes.append(archives.limit_code(member.reason))
+        report.members.append(member)
+    report.status, report.reason = archive_verdict(listing, report.members)
+    if codes and report.status not in TRUSTED_DOCUMENT_STATUSES:
+        limit_codes = [c for c in codes if c in TRUNCATION_CODES]
+        specific = [c for c in limit_codes if c != "limit_exceeded"]  # a bomb's name over the generic code
+        code = (specific or limit_codes)[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes \
+            else codes[0]
+        report.errors.append(ErrorRecord(code=code, reason=report.reason))
+    prefix = results_prefix(doc_id)
+    store.put(prefix + TEXT_FILE, text_out.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown_out.value(), MARKDOWN_CONTENT_TYPE)
+    if cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(cleaned))
+    usage = load_usage(store, doc_id)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
+        return merge_ledgers([own, *ledgers])
+
+    return _finish(store, report, started, ledger=ledger)
+
+
+def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
+    """text.clean.txt for indexing (accents folded, pt/en/es stopwords and noise removed);
+    text.txt itself is never altered."""
+    if _wants_clean_text(plan, settings):
+        _put_clean_text(store, doc_id, cleaning.clean_text(text, remove_stopwords=True,
+                                              transliterator=settings.clean_text_transliterator))
+
+
+def _wants_clean_text(plan: Plan | None, settings: Settings) -> bool:
+    return plan.clean_text if plan else settings.clean_text
+
+
+def _put_clean_text(store: ObjectStore, doc_id: str, cleaned: str) -> None:
+    store.put(results_prefix(doc_id) + CLEAN_TEXT_FILE, cleaned.encode("utf-8"), TEXT_CONTENT_TYPE)
+
+
+class _Joined:
+    """Parts joined by a blank line as they come, as UTF-8 bytes."""
+
+    def __init__(self) -> None:
+        self._buffer = io.BytesIO()
+
+    def add(self, part: bytes) -> None:
+        if self._buffer.tell():
+            self._buffer.write(b"\n\n")
+        self._buffer.write(part)
+
+    def value(self) -> bytes:
+        return self._buffer.getvalue()
+
+
+def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent],
+                  page_files: bool = True) -> None:
+    prefix = results_prefix(report.doc_id)
+    text = PAGE_SEPARATOR.join(p.text for p in pages)
+    markdown = "\n\n".join(md for md in (p.to_markdown() for p in pages) if md)
+    store.put(prefix + TEXT_FILE, text.encode("utf-8"), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown.encode("utf-8"), MARKDOWN_CONTENT_TYPE)
+    for page in pages if page_files else ():
+        put_json(store, prefix + page_file(page.number), page.to_dict())

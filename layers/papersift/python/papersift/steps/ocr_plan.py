@@ -1,0 +1,43 @@
+"""The OCR plan step: which pages OCR reads (after the text layer, or every frame of a picture).
+States carry page numbers and keys, never text; past the Distributed Map threshold the items go to
+an S3 manifest (``work/<doc_id>/ocr/items.json``).
+"""
+
+from __future__ import annotations
+
+import time
+
+from papersift.layout import JSON_CONTENT_TYPE
+from papersift.ledger import Invocation, record_usage
+from papersift.settings import Settings
+from papersift.sniff import PICTURE_KINDS
+from papersift.steps.contracts import OcrItem, OcrPlan, OcrPlanRequest, manifest_json
+from papersift.storage import ObjectStore
+from papersift.workfiles import OCR_INPUT_PDF, OCR_INPUT_SOURCE, ocr_inputs_prefix, ocr_items_key
+
+
+def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
+             invocation: Invocation | None = None) -> OcrPlan:
+    """The pages OCR reads: every frame of a picture, else the pages the text layer sent (their
+    inputs under ``work/<doc_id>/ocr/inputs/``). Past the Distributed Map threshold the items
+    go to an S3 manifest instead of the state (a member's OCR Map is inline: always in the state)."""
+    started = time.perf_counter()
+    plan, doc_id = request.plan, request.doc_id
+    items: list[OcrItem] = []
+    base = {"doc_id": doc_id, "bucket": request.bucket, "key": request.key, "kind": plan.kind}
+    if plan.kind in PICTURE_KINDS:
+        items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, min(plan.page_count,
+                                                                                         settings.max_pages) + 1)]
+    else:
+        for key in store.list_keys(ocr_inputs_prefix(doc_id)):
+            stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
+            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
+                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
+    items.sort(key=lambda item: item.page)
+    distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
+    if distributed:
+        store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
+    if invocation is not None:
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
+    return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
+                   max_concurrency=settings.ocr_max_concurrency, items=[] if distributed else items)
