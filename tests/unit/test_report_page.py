@@ -144,6 +144,16 @@ def test_member_tree_nests_by_path_links_member_reports_and_keeps_statuses() -> 
     assert tree.index("docs/") < tree.index("a.pdf") < tree.index("inner.zip") < tree.index("b.txt")
     assert tree.count('<ul class="tree">') == 3  # root, docs/, inner.zip/
     assert "unsafe_path" in tree and "path escapes the archive" in tree and "nested_archive_expanded" in tree
+    assert tree.count("archive member") == 4  # every member says what held it, as attachments do
+
+
+def test_member_tree_says_which_members_are_a_pdfs_or_an_emails_attachments() -> None:
+    members = [MemberReport(path="attachments/a.pdf", status="clean", kind="pdf_attachment", doc_id="dA"),
+               MemberReport(path="attachments/b.txt", status="clean", kind="email_attachment", doc_id="dB")]
+    html = render_report_page(report([page(1)], members=members))
+    tree = html[html.index('id="member-tree"'):]
+    assert tree.index("attachments/") < tree.index("a.pdf") < tree.index("b.txt")
+    assert "pdf attachment" in tree and "email attachment" in tree
 
 
 def test_cost_is_shown_in_dollars_total_first_beside_all_textract() -> None:

@@ -250,6 +250,13 @@ class PageReport(ReportModel):
                                                       "widgets and annotations, after its text")
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
+    fonts: list[str] = Field(
+        default_factory=list, description="the fonts the page draws with whose Unicode mapping is doubtful, each with "
+                                          "its doubt ('Vera (builtin_encoding)'), where the fonts were consulted")
+    rendering_agreement: Fraction | None = Field(
+        default=None, description="set when the rendered page judged an uncertain text layer: the share of the "
+                                  "layer's characters OCR read the same (signal verified_by_rendering when it "
+                                  "agreed and the layer's text was kept, rendering_disagrees when OCR's was taken)")
 
     @classmethod
     def without_text(cls, number: int, status: PageStatus, reason: str, signals: list[str],
@@ -271,10 +278,13 @@ class PageReport(ReportModel):
 
 
 class MemberReport(ReportModel):
-    """One archive member: its path inside the archive and how it ended."""
+    """One member (of an archive, or a PDF's or an email's attachment): its path inside what holds
+    it and how it ended."""
 
     path: str
     status: str
+    kind: str = Field(default="archive_member",
+                      description="what held it: archive_member, pdf_attachment or email_attachment")
     reason: str = ""
     detected_type: str | None = None
     size: int | None = None
@@ -296,6 +306,8 @@ class Source(TypedDict):
     size: NotRequired[Count]
     parent_doc_id: NotRequired[str]
     archive_path: NotRequired[Annotated[str, Field(description="relative path of this member inside its archive")]]
+    member_kind: NotRequired[Annotated[str, Field(description="what held this member: archive_member, "
+                                                              "pdf_attachment or email_attachment")]]
 
 
 Counts = dict[str, Count]
@@ -316,6 +328,8 @@ class CostLedger(TypedDict, total=False):
     lambda_invocations: Counts
     state_transitions: Annotated[Count, Field(
         description="Step Functions state transitions (estimated from the workflow's shape)")]
+    rendering_checks: Annotated[Count, Field(
+        description="pages whose uncertain text layer OCR of the rendered page judged (max_rendering_checks)")]
     usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, total")]
     usd_all_textract: Annotated[NonNegativeNumber, Field(
         description="estimated USD had every page been sent to Textract")]
@@ -323,6 +337,10 @@ class CostLedger(TypedDict, total=False):
 
 CostLedgerDict = Annotated[dict[str, Any],
                            GetPydanticSchema(lambda _type, handler: handler.generate_schema(CostLedger))]
+
+
+#: the report's fields derived from the others (computed, written, dropped when read)
+_DERIVED = ("trusted", "error_code", "fonts_without_map")
 
 
 class ExtractionReport(ReportModel):
@@ -371,16 +389,23 @@ class ExtractionReport(ReportModel):
                 return code
         return ""
 
+    @computed_field(description="the doubtful fonts of the pages whose fonts were consulted, each once, with its "  # type: ignore[prop-decorator]
+                                "doubt: the fonts that leave text unverified or unreadable")
+    @property
+    def fonts_without_map(self) -> list[str]:
+        return sorted({font for page in self.pages for font in page.fonts})
+
     def to_dict(self) -> dict[str, Any]:
         """report.json: every field, None and empty ones included, in declaration order (the
-        scalars and dicts, then pages, members and errors), then ``trusted`` and ``error_code``."""
+        scalars and dicts, then pages, members and errors), then ``trusted``, ``error_code`` and
+        ``fonts_without_map``."""
         return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractionReport:
-        """Read a report, validated (``trusted`` and ``error_code`` are derived, and dropped): a
-        malformed one raises PapersiftError naming the field at fault."""
-        data = {name: value for name, value in data.items() if name not in ("trusted", "error_code")} \
+        """Read a report, validated (``trusted``, ``error_code`` and ``fonts_without_map`` are derived,
+        and dropped): a malformed one raises PapersiftError naming the field at fault."""
+        data = {name: value for name, value in data.items() if name not in _DERIVED} \
             if isinstance(data, dict) else data
         report: ExtractionReport = cls._validated(data)
         return report

@@ -137,6 +137,8 @@ ReservedConcurrency = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (none) or positive, got {value!r}"))]
 ParallelFiles = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (one per core) or more, got {value}"))]
+RenderingChecks = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (no checks) or more, got {value}"))]
 UrlSeconds = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_SIGV4)]
 InlineBytes = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_INLINE)]
 
@@ -193,6 +195,13 @@ class Settings(BaseModel):
     ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: PositiveInt = 120
+    #: pages of one document whose text layer stays uncertain (fonts no map ties to Unicode, a script
+    #: implausible for its characters, engines that disagree) checked against the rendered page by
+    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off
+    max_rendering_checks: RenderingChecks = 20
+    #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
+    #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi
+    rendering_check_dpi: PositiveInt = 150
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)

@@ -58,6 +58,14 @@ def error_key(doc_id: str, batch_index: int) -> str:
 
 #: an OCR input: the page cut as a one-page PDF, or an empty marker "draw it from the source"
 OCR_INPUT_PDF, OCR_INPUT_SOURCE = "pdf", "source"
+#: ... prefixed when the page is to be checked against its rendering (routing.RENDERING_CHECK):
+#: plan_ocr caps those per document from the keys alone
+OCR_CHECK_PREFIX = "check."
+
+
+def ocr_input_kind(check: bool, cut: bool) -> str:
+    """The kind an OCR input's key ends with (``ocr_input_key``)."""
+    return (OCR_CHECK_PREFIX if check else "") + (OCR_INPUT_PDF if cut else OCR_INPUT_SOURCE)
 
 
 def ocr_prefix(doc_id: str) -> str:

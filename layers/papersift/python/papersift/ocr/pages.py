@@ -21,8 +21,8 @@ from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, EngineOrder
-from papersift.quality import TextVerdict, assess_text
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, EngineOrder
+from papersift.quality import TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus
 
@@ -39,6 +39,13 @@ BLANK_INK_SHARE = 0.002
 MIN_PICTURE_WORDS = 3
 #: an OCR reading replaces a text layer only when it scores at least this much higher
 REPLACE_MARGIN = 0.05
+#: an uncertain text layer stands when OCR of the rendered page reads this share of its characters
+#: the same (quality.character_agreement): Tesseract misreads a few percent of clean print at low
+#: resolution, a layer of wrong characters agrees on few of them
+VERIFIED_AGREEMENT = 0.85
+#: the signals of a rendering check (routing.RENDERING_CHECK): the text layer kept, or OCR's taken
+VERIFIED_BY_RENDERING = "verified_by_rendering"
+RENDERING_DISAGREES = "rendering_disagrees"
 
 #: reads one picture with the given Tesseract languages
 PictureReader = Callable[[Image.Image, Sequence[str]], OcrReading]
@@ -160,7 +167,46 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
         attempts.append(_attempt(judged))
         if judged.trusted or not order.past_untrusted:
             break
+    if task.scope == RENDERING_CHECK:
+        return _checked(task, readings, attempts, errors, notes, started)
     return _whole_page(task, readings, attempts, errors, notes, started)
+
+
+def _checked(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttempt], errors: list[ErrorRecord],
+             notes: list[str], started: float) -> PageContent:
+    """An uncertain text layer judged by OCR of the rendered page: the layer's text stands, trusted,
+    when OCR reads the same characters (``VERIFIED_AGREEMENT``: two readers that share no way of
+    going wrong agree); otherwise OCR's reading is the page's, as for a broken layer. Either way
+    the page says how far the two agreed."""
+    layer = task.text_layer
+    best = _best(readings)
+    if layer is None or best is None:
+        return _whole_page(task, readings, attempts, errors, notes, started)
+    agreement = round(character_agreement(layer.text, best.reading.text), 3)
+    base = layer.report
+    for attempt in attempts:
+        attempt.signals.append(f"rendering check at {task.picture.dpi:.0f} dpi")
+    if agreement < VERIFIED_AGREEMENT:
+        page = _whole_page(task, readings, attempts, errors, notes, started)
+        report = page.report.replace(rendering_agreement=agreement,
+                                     signals=[*page.report.signals, RENDERING_DISAGREES],
+                                     reason=f"{page.report.reason}; the text layer read otherwise ({agreement:.0%} "
+                                            f"of its characters agree with the rendered page)")
+        return replace(page, report=report)
+    # the status the layer would have had, had its words been able to vouch for it
+    first_engine = base.attempts[0].engine if base.attempts else base.engine
+    status = PageStatus.CLEAN if base.engine == first_engine else PageStatus.RECOVERED
+    uncertain = ", ".join(sorted(UNCERTAIN_SIGNALS.intersection(base.signals))) or "an uncertain text layer"
+    engine = _engine_name(best.reading)
+    report = base.replace(
+        status=str(status), attempts=[*base.attempts, *attempts], errors=[*base.errors, *errors],
+        signals=[*base.signals, VERIFIED_BY_RENDERING], rendering_agreement=agreement,
+        confidence=max(base.confidence, min(best.verdict.confidence, agreement)),
+        reason=f"verified by the rendered page: {engine} read the same text ({agreement:.0%} of the characters "
+               f"agree at {task.picture.dpi:.0f} dpi) where the text layer alone was uncertain ({uncertain}); "
+               "the text layer stands",
+        seconds=round(base.seconds + _since(started), 4), ocr=_details(best.reading, task, notes))
+    return replace(layer, report=report, ocr_scope="", ocr_reason="", ocr_regions=[])
 
 
 def _note_once(notes: list[str], note: str) -> None:
@@ -235,7 +281,7 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
         reason=reason, seconds=round((base.seconds if base else 0.0) + _since(started), 4),
         signals=[*verdict.signals, *(s for s in (base.signals if base else []) if s not in verdict.signals)],
         language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
-        form_fields=len(fields), ocr=_details(best.reading, task, notes),
+        form_fields=len(fields), ocr=_details(best.reading, task, notes), fonts=list(base.fonts) if base else [],
     )
     return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
                        label=layer.label if layer is not None else "", form_fields=fields)
