@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import replace
 
+from papersift.content import PageContent
 from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
@@ -19,11 +21,15 @@ from papersift.sniff import PICTURE_KINDS
 from papersift.steps.contracts import OcrItem, OcrPlan, OcrPlanRequest, manifest_json
 from papersift.storage import ObjectStore
 from papersift.workfiles import (
+    OCR_CHECK_PREFIX,
     OCR_INPUT_PDF,
+    OCR_INPUT_PICTURES,
     OCR_INPUT_SOURCE,
+    get_json,
     ocr_inputs_prefix,
     ocr_items_key,
     ocr_survey_key,
+    page_key,
     put_json,
 )
 
@@ -44,10 +50,19 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
             put_json(store, ocr_survey_key(doc_id), survey.to_dict())
         items = [OcrItem(**base, page=n, input_key=request.key) for n in range(1, frames + 1) if survey.to_read(n)]
     else:
+        checks: list[OcrItem] = []
         for key in store.list_keys(ocr_inputs_prefix(doc_id)):
             stem, _, kind = key.rsplit("/", 1)[-1].partition(".")
-            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE):
-                items.append(OcrItem(**base, page=int(stem), input_key=key if kind == OCR_INPUT_PDF else request.key))
+            check = kind.startswith(OCR_CHECK_PREFIX)
+            kind = kind.removeprefix(OCR_CHECK_PREFIX)
+            if stem.isdigit() and kind in (OCR_INPUT_PDF, OCR_INPUT_SOURCE, OCR_INPUT_PICTURES):
+                item = OcrItem(**base, page=int(stem), input_key=request.key if kind == OCR_INPUT_SOURCE else key)
+                (checks if check else items).append(item)
+        # pages whose uncertain text layer is checked against their rendering: the first ones, up to the cap
+        checks.sort(key=lambda item: item.page)
+        items += checks[: settings.max_rendering_checks]
+        for item in checks[settings.max_rendering_checks:]:
+            _not_checked(store, doc_id, item.page, settings.max_rendering_checks)
     items.sort(key=lambda item: item.page)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
     if distributed:
@@ -67,3 +82,18 @@ def _survey(store: ObjectStore, key: str, frames: int, settings: Settings) -> Fr
                         Limits(SURVEY_SECONDS + 15, SURVEY_MEMORY_MB))
     except PapersiftError:
         return FrameSurvey()
+
+
+def _not_checked(store: ObjectStore, doc_id: str, number: int, cap: int) -> None:
+    """A page past the document's rendering checks keeps its uncertain text layer, untrusted, and
+    says why OCR did not judge it."""
+    key = page_key(doc_id, number)
+    if not store.exists(key):
+        return
+    layer = PageContent.from_dict(get_json(store, key))
+    if not layer.ocr_scope:
+        return  # said already (plan_ocr retried)
+    note = f"not checked against the rendered page: the document's {cap} rendering checks (max_rendering_checks) " \
+           "went to earlier pages"
+    report = layer.report.replace(reason=f"{layer.report.reason.rstrip('.')}; {note}")
+    put_json(store, key, replace(layer, report=report, ocr_scope="", ocr_reason="").to_dict())
