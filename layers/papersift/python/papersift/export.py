@@ -1,0 +1,321 @@
+"""Every page (or block) of extracted documents as one record, for search indexes, RAG chunkers
+and language-model corpora: the records, their one schema, and the JSONL and Parquet writers.
+
+Pure: records are built from a report (the parsed report.json) and the document's page text
+(pages/N.json where they were kept, else text.txt cut at its page separators), handed in by the
+caller, which knows where they are (the CLI: a results folder; AWS: the bucket through an
+:class:`~papersift.storage.ObjectStore`, :func:`stored_document_records`). Writers take a binary
+stream and hold at most one row group, so the memory an export needs is flat however many
+documents go through it. pyarrow (the ``export`` extra) loads only when Parquet is written.
+
+The schema is :data:`EXPORT_COLUMNS`, in this order, documented in docs/export.md and pinned by
+a test: a column renamed, retyped or moved is a change to every table built over the exports.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+from papersift.errors import MissingExtraError
+from papersift.layout import PAGE_SEPARATOR, PAGES_FOLDER, REPORT_FILE, TEXT_FILE, member_tag, results_prefix
+from papersift.report import TRUSTED_DOCUMENT_STATUSES, TRUSTED_PAGE_STATUSES
+from papersift.storage import ObjectStore
+
+EXPORT_FORMATS = ("jsonl", "parquet")
+#: page: one record a page; block: one a block where pages/N.json has blocks, else one a page
+EXPORT_UNITS = ("page", "block")
+#: the role of a record that is a whole page
+PAGE_ROLE = "page"
+#: the role of a block that heads a section (``level`` 1..6 gives its depth)
+HEADING_ROLE = "heading"
+#: a Parquet row group is written once it holds this many rows or this much text, whichever first
+ROW_GROUP_ROWS = 50_000
+ROW_GROUP_TEXT_BYTES = 64 * 1024 * 1024
+#: what a missing pyarrow says (the CLI prints it, exit 2)
+PARQUET_EXTRA_HINT = "pip install 'papersift[export]'"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the export: its Arrow type (``string``, ``int32``, ``float64``, ``bool``,
+    ``list<string>``), its Athena/Glue type, whether it may be null, and what it holds."""
+
+    name: str
+    arrow_type: str
+    athena_type: str
+    nullable: bool
+    description: str
+
+
+EXPORT_COLUMNS: tuple[Column, ...] = (
+    Column("doc_id", "string", "string", False, "the document's id (results/<doc_id>/ in the bucket)"),
+    Column("source_name", "string", "string", False,
+           "the name of the file given to papersift; for an archive member, its archive's"),
+    Column("archive_path", "string", "string", True,
+           "the member's path inside the archive or attachment (nested archives joined by /); "
+           "null for the file itself"),
+    Column("parent_doc_id", "string", "string", True, "the doc_id of the archive a member came out of"),
+    Column("detected_type", "string", "string", False, "format family decided from the bytes (pdf, docx, ...)"),
+    Column("document_status", "string", "string", False, "the document's status (report.json status)"),
+    Column("document_trusted", "bool", "boolean", False, "the document's status is clean or partially_recovered"),
+    Column("page", "int32", "int", False, "page (or unit: sheet, slide, chapter) number, from 1"),
+    Column("block", "int32", "int", True, "the block's index on its page, from 0; null for a page record"),
+    Column("status", "string", "string", True,
+           "the page's status; null where the results kept none (an archive member of --flat output)"),
+    Column("trusted", "bool", "boolean", False,
+           "the page's text can be used without review (clean, recovered, ocr); for a page "
+           "without a status, its document's trust"),
+    Column("engine", "string", "string", True, "what produced the page's text (pdfium, tesseract, ...)"),
+    Column("confidence", "float64", "double", True, "the page's confidence, 0..1"),
+    Column("language", "string", "string", True, "the page's language where one was detected"),
+    Column("headings", "list<string>", "array<string>", False,
+           "the titles of the sections the record is in, outermost first; empty until blocks carry headings"),
+    Column("role", "string", "string", False, "page for a page record; a block's role (heading, paragraph, ...)"),
+    Column("text", "string", "string", False, "the record's text"),
+)
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in EXPORT_COLUMNS)
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a document came from, as the export names it: the file given to papersift, and for
+    an archive member its path inside that file (nested archives joined by /)."""
+
+    source_name: str
+    archive_path: str | None = None
+
+    def member(self, path: str) -> Origin:
+        """A member of this document, at ``path`` inside it."""
+        return Origin(self.source_name, f"{self.archive_path}/{path}" if self.archive_path else path)
+
+
+@dataclass(frozen=True)
+class PageBody:
+    """A page's content as the results kept it: its text, and its blocks where pages/N.json has
+    them (each a mapping with ``role`` and ``text``, a heading's ``level``, maybe ``headings``)."""
+
+    text: str
+    blocks: Sequence[Mapping[str, Any]] | None = None
+
+    @classmethod
+    def from_page_file(cls, page: Mapping[str, Any]) -> PageBody:
+        blocks = page.get("blocks")
+        return cls(str(page.get("text") or ""), blocks if isinstance(blocks, list) else None)
+
+
+def split_pages(text: str, count: int) -> list[str]:
+    """text.txt cut back into ``count`` pages at its page separators. A page whose own text held
+    a form feed (a plain-text file can) makes more pieces than pages: a one-page document keeps
+    its whole text; otherwise the surplus stays with the last page, so no text is lost."""
+    if count <= 0:
+        return []
+    if count == 1:
+        return [text]
+    pieces = text.split(PAGE_SEPARATOR)
+    if len(pieces) > count:
+        pieces[count - 1:] = [PAGE_SEPARATOR.join(pieces[count - 1:])]
+    return pieces + [""] * (count - len(pieces))
+
+
+def member_texts(archive_text: str, members: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each member's text out of an archive's text.txt (members in report order, each under its
+    tag line, parts joined by a blank line): what --flat output keeps of an archive's members."""
+    found: list[tuple[str, int, int]] = []  # path, tag start, text start
+    position = 0
+    for member in members:
+        path = str(member.get("path") or "")
+        if not member.get("doc_id") or not path:
+            continue
+        marker = member_tag(path) + "\n"
+        if not found and archive_text.startswith(marker):
+            start = 0
+        else:
+            start = archive_text.find("\n\n" + marker, position)
+            if start < 0:
+                continue  # a member without text has no tag line
+            start += 2
+        found.append((path, start, start + len(marker)))
+        position = start + len(marker)
+    texts = {}
+    for index, (path, _, text_start) in enumerate(found):
+        end = found[index + 1][1] - 2 if index + 1 < len(found) else len(archive_text)
+        texts[path] = archive_text[text_start:end]
+    return texts
+
+
+def document_records(report: Mapping[str, Any], bodies: Iterable[PageBody], origin: Origin,
+                     unit: str = "page", trusted_only: bool = False) -> Iterator[Record]:
+    """The records of one document: one a page (``unit`` page), or one a block of the pages that
+    have blocks (``unit`` block; a page without blocks is one record). ``bodies`` are its pages in
+    order, as many as report.json lists; ``trusted_only`` drops the records whose page is not."""
+    document_status = str(report.get("status") or "")
+    document_trusted = document_status in TRUSTED_DOCUMENT_STATUSES
+    source = report.get("source") or {}
+    common = {
+        "doc_id": str(report.get("doc_id") or ""),
+        "source_name": origin.source_name,
+        "archive_path": origin.archive_path,
+        "parent_doc_id": source.get("parent_doc_id"),
+        "detected_type": str(report.get("detected_type") or ""),
+        "document_status": document_status,
+        "document_trusted": document_trusted,
+    }
+    pages = report.get("pages") or []
+    headings: list[tuple[int, str]] = []  # the open sections (level, title), carried across pages
+    for page, body in zip(pages, bodies, strict=False):
+        status = page.get("status")
+        trusted = status in TRUSTED_PAGE_STATUSES if status is not None else document_trusted
+        if trusted_only and not trusted:
+            continue
+        page_fields = {
+            **common,
+            "page": int(page.get("number") or 0),
+            "status": status,
+            "trusted": trusted,
+            "engine": page.get("engine"),
+            "confidence": page.get("confidence"),
+            "language": page.get("language"),
+        }
+        if unit != "block" or body.blocks is None:
+            yield {**page_fields, "block": None, "headings": [], "role": PAGE_ROLE, "text": body.text}
+            continue
+        for index, block in enumerate(body.blocks):
+            role = str(block.get("role") or "")
+            text = str(block.get("text") or "")
+            path = _headings_path(headings, block, role, text)
+            yield {**page_fields, "block": index, "headings": path, "role": role, "text": text}
+
+
+def _headings_path(open_sections: list[tuple[int, str]], block: Mapping[str, Any], role: str,
+                   text: str) -> list[str]:
+    """The titles of the sections a block is in: its own ``headings`` where the block carries
+    them, else the headings seen so far (a heading closes those at its level and deeper, and is
+    in its own section)."""
+    if role == HEADING_ROLE:
+        level = int(block.get("level") or 1)
+        while open_sections and open_sections[-1][0] >= level:
+            open_sections.pop()
+        open_sections.append((level, text.strip()))
+    given = block.get("headings")
+    if isinstance(given, list):
+        return [str(h) for h in given]
+    return [title for _, title in open_sections]
+
+
+def stored_document_records(store: ObjectStore, doc_id: str, origin: Origin | None = None,
+                            unit: str = "page", trusted_only: bool = False) -> Iterator[Record]:
+    """The records of a document in the bucket (results/<doc_id>/): its pages/N.json where they
+    are, else its text.txt. ``origin`` defaults to the report's own source name and archive path."""
+    prefix = results_prefix(doc_id)
+    report = json.loads(store.get(prefix + REPORT_FILE))
+    source = report.get("source") or {}
+    origin = origin or Origin(str(source.get("name") or ""), source.get("archive_path"))
+    page_keys = sorted(store.list_keys(prefix + PAGES_FOLDER))
+    bodies: Iterable[PageBody]
+    if page_keys:
+        bodies = (PageBody.from_page_file(json.loads(store.get(key))) for key in page_keys)
+    else:
+        count = len(report.get("pages") or [])
+        text = store.get(prefix + TEXT_FILE).decode("utf-8") if count and store.exists(prefix + TEXT_FILE) else ""
+        bodies = (PageBody(t) for t in split_pages(text, count))
+    yield from document_records(report, bodies, origin, unit, trusted_only)
+
+
+# -- writers ---------------------------------------------------------------------------------
+
+
+class RecordWriter(Protocol):
+    def write(self, record: Record) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonlWriter:
+    """One JSON object a line, keys in schema order, UTF-8 (no escapes for non-ASCII text)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self.rows = 0
+
+    def write(self, record: Record) -> None:
+        line = json.dumps({name: record[name] for name in COLUMN_NAMES}, ensure_ascii=False)
+        self._stream.write(line.encode("utf-8") + b"\n")
+        self.rows += 1
+
+    def close(self) -> None:
+        self._stream.flush()
+
+
+def arrow_schema() -> Any:
+    """:data:`EXPORT_COLUMNS` as a pyarrow schema."""
+    pa = _pyarrow()
+    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_(),
+             "list<string>": pa.list_(pa.string())}
+    return pa.schema([pa.field(c.name, types[c.arrow_type], nullable=c.nullable) for c in EXPORT_COLUMNS])
+
+
+class ParquetWriter:
+    """Parquet with the export schema, a row group at a time: rows gather in columns until
+    :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_BYTES` of text, then go out, so memory
+    holds one row group whatever the export's size."""
+
+    def __init__(self, stream: IO[bytes], row_group_rows: int = ROW_GROUP_ROWS,
+                 row_group_text_bytes: int = ROW_GROUP_TEXT_BYTES) -> None:
+        pq = _pyarrow_parquet()
+        self._schema = arrow_schema()
+        self._writer = pq.ParquetWriter(stream, self._schema, compression="zstd")
+        self._row_group_rows, self._row_group_text_bytes = row_group_rows, row_group_text_bytes
+        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
+        self._pending, self._text_bytes = 0, 0
+        self.rows = 0
+
+    def write(self, record: Record) -> None:
+        for name, values in self._columns.items():
+            values.append(record[name])
+        self._pending += 1
+        self._text_bytes += len(record["text"])
+        self.rows += 1
+        if self._pending >= self._row_group_rows or self._text_bytes >= self._row_group_text_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pa = _pyarrow()
+        table = pa.Table.from_pydict(self._columns, schema=self._schema)
+        self._writer.write_table(table, row_group_size=self._pending)
+        self._columns = {name: [] for name in COLUMN_NAMES}
+        self._pending, self._text_bytes = 0, 0
+
+    def close(self) -> None:
+        self._flush()
+        self._writer.close()
+
+
+def record_writer(export_format: str, stream: IO[bytes]) -> RecordWriter:
+    """The writer of ``export_format`` (:data:`EXPORT_FORMATS`) over ``stream``."""
+    if export_format == "parquet":
+        return ParquetWriter(stream)
+    if export_format == "jsonl":
+        return JsonlWriter(stream)
+    raise ValueError(f"unknown export format {export_format!r}: one of {', '.join(EXPORT_FORMATS)}")
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError(f"Parquet needs pyarrow, which is not installed: {PARQUET_EXTRA_HINT}") from exc
+    return pyarrow
+
+
+def _pyarrow_parquet() -> Any:
+    _pyarrow()
+    import pyarrow.parquet
+
+    return pyarrow.parquet
