@@ -31,9 +31,9 @@ EXPORT_UNITS = ("page", "block")
 PAGE_ROLE = "page"
 #: the role of a block that heads a section (``level`` 1..6 gives its depth)
 HEADING_ROLE = "heading"
-#: a Parquet row group is written once it holds this many rows or this much text, whichever first
+#: a Parquet row group is written once it holds this many rows or this many characters of text, whichever first
 ROW_GROUP_ROWS = 50_000
-ROW_GROUP_TEXT_BYTES = 64 * 1024 * 1024
+ROW_GROUP_TEXT_CHARS = 64 * 1024 * 1024
 #: what a missing pyarrow says (the CLI prints it, exit 2)
 PARQUET_EXTRA_HINT = "pip install 'papersift[export]'"
 
@@ -261,26 +261,26 @@ def arrow_schema() -> Any:
 
 class ParquetWriter:
     """Parquet with the export schema, a row group at a time: rows gather in columns until
-    :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_BYTES` of text, then go out, so memory
+    :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_CHARS` characters of text, then go out, so memory
     holds one row group whatever the export's size."""
 
     def __init__(self, stream: IO[bytes], row_group_rows: int = ROW_GROUP_ROWS,
-                 row_group_text_bytes: int = ROW_GROUP_TEXT_BYTES) -> None:
+                 row_group_text_chars: int = ROW_GROUP_TEXT_CHARS) -> None:
         pq = _pyarrow_parquet()
         self._schema = arrow_schema()
         self._writer = pq.ParquetWriter(stream, self._schema, compression="zstd")
-        self._row_group_rows, self._row_group_text_bytes = row_group_rows, row_group_text_bytes
+        self._row_group_rows, self._row_group_text_chars = row_group_rows, row_group_text_chars
         self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
-        self._pending, self._text_bytes = 0, 0
+        self._pending, self._text_chars = 0, 0
         self.rows = 0
 
     def write(self, record: Record) -> None:
         for name, values in self._columns.items():
             values.append(record[name])
         self._pending += 1
-        self._text_bytes += len(record["text"])
+        self._text_chars += len(record["text"])
         self.rows += 1
-        if self._pending >= self._row_group_rows or self._text_bytes >= self._row_group_text_bytes:
+        if self._pending >= self._row_group_rows or self._text_chars >= self._row_group_text_chars:
             self._flush()
 
     def _flush(self) -> None:
@@ -290,7 +290,7 @@ class ParquetWriter:
         table = pa.Table.from_pydict(self._columns, schema=self._schema)
         self._writer.write_table(table, row_group_size=self._pending)
         self._columns = {name: [] for name in COLUMN_NAMES}
-        self._pending, self._text_bytes = 0, 0
+        self._pending, self._text_chars = 0, 0
 
     def close(self) -> None:
         self._flush()
