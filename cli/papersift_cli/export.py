@@ -3,30 +3,33 @@
 The folder is what `papersift run` or `extract` wrote (one folder per input, its archive members
 under members/<path>/, or --flat's <name>.txt and <name>.report.json), or a copy of the bucket's
 results/ (results/<doc_id>/ with pages/N.json): any folder holding a report.json is a document.
-Documents are read one at a time and their records streamed to the writer
-(:mod:`papersift.export`), so the memory an export takes does not grow with the folder.
+Documents are read one at a time and their records streamed to the writer (JSONL:
+:mod:`papersift.export`, Parquet: :mod:`papersift_cli.parquet`), so the memory an export takes
+does not grow with the folder.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from papersift.export import (
+    EXPORT_FORMATS,
+    DocumentRecords,
+    JsonlWriter,
     Origin,
     PageBody,
-    Record,
+    RecordWriter,
     document_records,
     member_texts,
-    record_writer,
     split_pages,
 )
 from papersift.layout import PAGES_FOLDER, REPORT_FILE, TEXT_FILE
+from papersift_cli.parquet import ParquetWriter
 
 #: --flat's files beside each other: DIR/<stem>.txt and DIR/<stem>.report.json
 FLAT_REPORT_SUFFIX = "." + REPORT_FILE
@@ -61,17 +64,25 @@ def export_results(results: Path, out: Path, export_format: str, unit: str = "pa
             writer = record_writer(export_format, stream)
             for document in _documents(results, unit, trusted_only):
                 documents += 1
-                for record in document:
-                    writer.write(record)
-                    records += 1
+                writer.write(document)
             writer.close()
+            records = writer.rows
         partial.replace(out)
     finally:
         partial.unlink(missing_ok=True)
     return ExportCount(documents, records)
 
 
-def _documents(results: Path, unit: str, trusted_only: bool) -> Iterator[Iterator[Record]]:
+def record_writer(export_format: str, stream: IO[bytes]) -> RecordWriter:
+    """The writer of ``export_format`` (:data:`EXPORT_FORMATS`) over ``stream``."""
+    if export_format == "parquet":
+        return ParquetWriter(stream)
+    if export_format == "jsonl":
+        return JsonlWriter(stream)
+    raise ValueError(f"unknown export format {export_format!r}: one of {', '.join(EXPORT_FORMATS)}")
+
+
+def _documents(results: Path, unit: str, trusted_only: bool) -> Iterator[DocumentRecords]:
     """Each document's records, folders in sorted order, an archive before its members. A member
     whose archive is not read yet (the bucket's results/<doc_id>/ come in doc_id order) waits
     until it is, so it is named by its archive's file and its path inside; one whose archive is
@@ -84,12 +95,12 @@ def _documents(results: Path, unit: str, trusted_only: bool) -> Iterator[Iterato
         if parent and parent not in origins:
             waiting.append((found, parent))
             continue
-        yield _records(found, report, origins, unit, trusted_only)
+        yield from _records(found, report, origins, unit, trusted_only)
     while waiting:
         ready = [item for item in waiting if item[1] in origins] or waiting
         waiting = [item for item in waiting if item not in ready]
         for found, _ in ready:
-            yield _records(found, _read_report(found), origins, unit, trusted_only)
+            yield from _records(found, _read_report(found), origins, unit, trusted_only)
 
 
 def _walk(results: Path) -> Iterator[_Found]:
@@ -112,7 +123,8 @@ def _read_report(found: _Found) -> dict[str, Any]:
 
 
 def _records(found: _Found, report: dict[str, Any], origins: dict[str, Origin], unit: str,
-             trusted_only: bool) -> Iterator[Record]:
+             trusted_only: bool) -> Iterator[DocumentRecords]:
+    """The document's records; for an archive in --flat output, its members' after."""
     source = report.get("source") or {}
     parent, path = str(source.get("parent_doc_id") or ""), source.get("archive_path")
     if parent in origins and path:
@@ -129,10 +141,9 @@ def _records(found: _Found, report: dict[str, Any], origins: dict[str, Origin], 
     else:
         text = _text(found.text_path) if pages or (found.flat and members) else ""
         bodies = (PageBody(t) for t in split_pages(text, len(pages)))
-    own = document_records(report, bodies, origin, unit, trusted_only)
+    yield document_records(report, bodies, origin, unit, trusted_only)
     if found.flat and members:  # --flat keeps members only in the archive's report and text
-        return itertools.chain(own, _flat_members(report, text, origin, unit, trusted_only))
-    return own
+        yield from _flat_members(report, text, origin, unit, trusted_only)
 
 
 def _page_files(folder: Path) -> Iterator[PageBody]:
@@ -148,7 +159,7 @@ def _text(path: Path) -> str:
 
 
 def _flat_members(report: dict[str, Any], archive_text: str, origin: Origin, unit: str,
-                  trusted_only: bool) -> Iterator[Record]:
+                  trusted_only: bool) -> Iterator[DocumentRecords]:
     """--flat keeps an archive's members only as entries of its report and parts of its text:
     their pages carry the member's status and text, no page status or engine."""
     texts = member_texts(archive_text, report.get("members") or [])
@@ -165,4 +176,4 @@ def _flat_members(report: dict[str, Any], archive_text: str, origin: Origin, uni
             "pages": [{"number": n, "status": None} for n in range(1, count + 1)],
         }
         bodies = (PageBody(t) for t in split_pages(texts[path], count))
-        yield from document_records(member_report, bodies, origin.member(path), unit, trusted_only)
+        yield document_records(member_report, bodies, origin.member(path), unit, trusted_only)

@@ -12,9 +12,9 @@ import pytest
 
 from papersift.export import (
     COLUMN_NAMES,
+    DocumentRecords,
     Origin,
     PageBody,
-    ParquetWriter,
     document_records,
     member_texts,
     split_pages,
@@ -22,6 +22,7 @@ from papersift.export import (
 )
 from papersift.layout import member_tag
 from papersift.storage import LocalDirStore
+from papersift_cli.parquet import ParquetWriter
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -55,21 +56,21 @@ def report(pages: int, status: str = "clean", page_status: str = "clean", **extr
                       for n in range(1, pages + 1)], **extra}
 
 
-def parquet_of(records: list[dict[str, Any]], **writer_options: int) -> Any:
+def parquet_of(documents: list[DocumentRecords], **writer_options: int) -> Any:
     buffer = io.BytesIO()
     writer = ParquetWriter(buffer, **writer_options)
-    for record in records:
-        writer.write(record)
+    for document in documents:
+        writer.write(document)
     writer.close()
     return pq.ParquetFile(io.BytesIO(buffer.getvalue()))
 
 
 def test_the_parquet_schema_is_pinned_field_by_field_in_order() -> None:
-    records = list(document_records(report(1), [PageBody("text")], Origin("a.pdf")))
-    schema = parquet_of(records).schema_arrow
+    document = document_records(report(1), [PageBody("text")], Origin("a.pdf"))
+    schema = parquet_of([document]).schema_arrow
     assert [(f.name, str(f.type), f.nullable) for f in schema] == PINNED_SCHEMA
     assert list(COLUMN_NAMES) == [name for name, _, _ in PINNED_SCHEMA]
-    assert list(records[0]) != [] and set(records[0]) == set(COLUMN_NAMES)
+    assert [list(record) for record in document] == [list(COLUMN_NAMES)]
 
 
 def test_text_txt_is_cut_back_into_its_pages_at_the_form_feeds() -> None:
@@ -126,13 +127,22 @@ def test_trusted_only_drops_the_pages_the_verdict_does_not_trust() -> None:
     assert [(r["page"], r["trusted"], r["document_trusted"]) for r in records] == [(1, True, False)]
 
 
+def group_rows(parquet: Any) -> list[int]:
+    return [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
+
+
 def test_parquet_goes_out_in_row_groups_of_the_size_asked() -> None:
-    records = list(document_records(report(25), [PageBody(f"page {n}") for n in range(25)], Origin("a.pdf")))
-    by_rows = parquet_of(records, row_group_rows=10)
-    assert [by_rows.metadata.row_group(i).num_rows for i in range(by_rows.num_row_groups)] == [10, 10, 5]
-    by_text = parquet_of(records, row_group_text_chars=20)  # a group goes out once its text reaches 20
-    assert [by_text.metadata.row_group(i).num_rows for i in range(by_text.num_row_groups)] == [4, 4, 4, 3, 3, 3, 3, 1]
+    one_page_documents = [document_records(report(1), [PageBody(f"page {n}")], Origin(f"{n}.pdf"))
+                          for n in range(25)]
+    assert group_rows(parquet_of(one_page_documents, row_group_rows=10)) == [10, 10, 5]
+    by_text = parquet_of(one_page_documents, row_group_text_chars=20)  # out once its text reaches 20
+    assert group_rows(by_text) == [4, 4, 4, 3, 3, 3, 3, 1]
     assert by_text.read().column("text").to_pylist() == [f"page {n}" for n in range(25)]
+
+
+def test_a_row_group_ends_at_a_document_boundary() -> None:
+    documents = [document_records(report(pages), [PageBody("x")] * pages, Origin("a.pdf")) for pages in (3, 4, 2)]
+    assert group_rows(parquet_of(documents, row_group_rows=5)) == [7, 2]
 
 
 def test_a_document_in_the_bucket_is_exported_from_its_page_files(tmp_path: Path) -> None:

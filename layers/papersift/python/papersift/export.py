@@ -4,12 +4,14 @@ and language-model corpora: the records, their one schema, and the JSONL and Par
 Pure: records are built from a report (the parsed report.json) and the document's page text
 (pages/N.json where they were kept, else text.txt cut at its page separators), handed in by the
 caller, which knows where they are (the CLI: a results folder; AWS: the bucket through an
-:class:`~papersift.storage.ObjectStore`, :func:`stored_document_records`). Writers take a binary
-stream and hold at most one row group, so the memory an export needs is flat however many
-documents go through it. pyarrow (the ``export`` extra) loads only when Parquet is written.
+:class:`~papersift.storage.ObjectStore`, :func:`stored_document_records`), a document at a
+time, so the memory an export needs is flat however many documents go through it. The JSONL
+writer is here; the Parquet one is the CLI's (``papersift_cli.parquet``: pyarrow is an optional
+extra, and what the core imports ships in the Lambda layer).
 
 The schema is :data:`EXPORT_COLUMNS`, in this order, documented in docs/export.md and pinned by
-a test: a column renamed, retyped or moved is a change to every table built over the exports.
+tests/unit/test_export.py: a column renamed, retyped or moved changes every table built over the
+exports.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
-from papersift.errors import MissingExtraError
 from papersift.layout import PAGE_SEPARATOR, PAGES_FOLDER, REPORT_FILE, TEXT_FILE, member_tag, results_prefix
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, TRUSTED_PAGE_STATUSES
 from papersift.storage import ObjectStore
@@ -31,11 +32,6 @@ EXPORT_UNITS = ("page", "block")
 PAGE_ROLE = "page"
 #: the role of a block that heads a section (``level`` 1..6 gives its depth)
 HEADING_ROLE = "heading"
-#: a Parquet row group is written once it holds this many rows or this many characters of text, whichever first
-ROW_GROUP_ROWS = 50_000
-ROW_GROUP_TEXT_CHARS = 64 * 1024 * 1024
-#: what a missing pyarrow says (the CLI prints it, exit 2)
-PARQUET_EXTRA_HINT = "pip install 'papersift[export]'"
 
 
 @dataclass(frozen=True)
@@ -148,15 +144,36 @@ def member_texts(archive_text: str, members: Sequence[Mapping[str, Any]]) -> dic
     return texts
 
 
+#: the columns each record has of its own; the first seven, the document's, all its records share
+OWN_COLUMNS = COLUMN_NAMES[7:]
+
+
+@dataclass(frozen=True)
+class DocumentRecords:
+    """One document's records, the columns they share kept once: a writer turns them out a
+    document at a time (one JSON prefix, one repeat per shared column) instead of a field at a time."""
+
+    shared: Record
+    records: list[Record]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[Record]:
+        """Each record whole, its columns in schema order."""
+        for record in self.records:
+            yield {**self.shared, **record}
+
+
 def document_records(report: Mapping[str, Any], bodies: Iterable[PageBody], origin: Origin,
-                     unit: str = "page", trusted_only: bool = False) -> Iterator[Record]:
+                     unit: str = "page", trusted_only: bool = False) -> DocumentRecords:
     """The records of one document: one a page (``unit`` page), or one a block of the pages that
     have blocks (``unit`` block; a page without blocks is one record). ``bodies`` are its pages in
     order, as many as report.json lists; ``trusted_only`` drops the records whose page is not."""
     document_status = str(report.get("status") or "")
     document_trusted = document_status in TRUSTED_DOCUMENT_STATUSES
     source = report.get("source") or {}
-    common = {
+    shared = {
         "doc_id": str(report.get("doc_id") or ""),
         "source_name": origin.source_name,
         "archive_path": origin.archive_path,
@@ -165,30 +182,27 @@ def document_records(report: Mapping[str, Any], bodies: Iterable[PageBody], orig
         "document_status": document_status,
         "document_trusted": document_trusted,
     }
-    pages = report.get("pages") or []
+    records: list[Record] = []
     headings: list[tuple[int, str]] = []  # the open sections (level, title), carried across pages
-    for page, body in zip(pages, bodies, strict=False):
+    for page, body in zip(report.get("pages") or (), bodies, strict=False):
         status = page.get("status")
         trusted = status in TRUSTED_PAGE_STATUSES if status is not None else document_trusted
         if trusted_only and not trusted:
             continue
-        page_fields = {
-            **common,
-            "page": int(page.get("number") or 0),
-            "status": status,
-            "trusted": trusted,
-            "engine": page.get("engine"),
-            "confidence": page.get("confidence"),
-            "language": page.get("language"),
-        }
+        number, engine = int(page.get("number") or 0), page.get("engine")
+        confidence, language = page.get("confidence"), page.get("language")
         if unit != "block" or body.blocks is None:
-            yield {**page_fields, "block": None, "headings": [], "role": PAGE_ROLE, "text": body.text}
+            records.append({"page": number, "block": None, "status": status, "trusted": trusted, "engine": engine,
+                            "confidence": confidence, "language": language, "headings": [], "role": PAGE_ROLE,
+                            "text": body.text})
             continue
         for index, block in enumerate(body.blocks):
             role = str(block.get("role") or "")
             text = str(block.get("text") or "")
-            path = _headings_path(headings, block, role, text)
-            yield {**page_fields, "block": index, "headings": path, "role": role, "text": text}
+            records.append({"page": number, "block": index, "status": status, "trusted": trusted, "engine": engine,
+                            "confidence": confidence, "language": language,
+                            "headings": _headings_path(headings, block, role, text), "role": role, "text": text})
+    return DocumentRecords(shared, records)
 
 
 def _headings_path(open_sections: list[tuple[int, str]], block: Mapping[str, Any], role: str,
@@ -208,7 +222,7 @@ def _headings_path(open_sections: list[tuple[int, str]], block: Mapping[str, Any
 
 
 def stored_document_records(store: ObjectStore, doc_id: str, origin: Origin | None = None,
-                            unit: str = "page", trusted_only: bool = False) -> Iterator[Record]:
+                            unit: str = "page", trusted_only: bool = False) -> DocumentRecords:
     """The records of a document in the bucket (results/<doc_id>/): its pages/N.json where they
     are, else its text.txt. ``origin`` defaults to the report's own source name and archive path."""
     prefix = results_prefix(doc_id)
@@ -223,99 +237,36 @@ def stored_document_records(store: ObjectStore, doc_id: str, origin: Origin | No
         count = len(report.get("pages") or [])
         text = store.get(prefix + TEXT_FILE).decode("utf-8") if count and store.exists(prefix + TEXT_FILE) else ""
         bodies = (PageBody(t) for t in split_pages(text, count))
-    yield from document_records(report, bodies, origin, unit, trusted_only)
+    return document_records(report, bodies, origin, unit, trusted_only)
 
 
 # -- writers ---------------------------------------------------------------------------------
 
 
 class RecordWriter(Protocol):
-    def write(self, record: Record) -> None: ...
+    rows: int
+
+    def write(self, document: DocumentRecords) -> None: ...
 
     def close(self) -> None: ...
 
 
 class JsonlWriter:
-    """One JSON object a line, keys in schema order, UTF-8 (no escapes for non-ASCII text)."""
+    """One JSON object a line, keys in schema order; text beyond ASCII as \\u escapes (any JSON
+    reader gives the text back; escaping is twice as fast as writing it raw)."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self.rows = 0
 
-    def write(self, record: Record) -> None:
-        line = json.dumps({name: record[name] for name in COLUMN_NAMES}, ensure_ascii=False)
-        self._stream.write(line.encode("utf-8") + b"\n")
-        self.rows += 1
+    def write(self, document: DocumentRecords) -> None:
+        if not document.records:
+            return
+        prefix = json.dumps(document.shared)[:-1] + ", "  # without its closing brace
+        dumps = json.dumps
+        lines = [prefix + dumps(record)[1:] for record in document.records]
+        self._stream.write(("\n".join(lines) + "\n").encode("utf-8"))
+        self.rows += len(lines)
 
     def close(self) -> None:
         self._stream.flush()
-
-
-def arrow_schema() -> Any:
-    """:data:`EXPORT_COLUMNS` as a pyarrow schema."""
-    pa = _pyarrow()
-    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_(),
-             "list<string>": pa.list_(pa.string())}
-    return pa.schema([pa.field(c.name, types[c.arrow_type], nullable=c.nullable) for c in EXPORT_COLUMNS])
-
-
-class ParquetWriter:
-    """Parquet with the export schema, a row group at a time: rows gather in columns until
-    :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_CHARS` characters of text, then go out, so memory
-    holds one row group whatever the export's size."""
-
-    def __init__(self, stream: IO[bytes], row_group_rows: int = ROW_GROUP_ROWS,
-                 row_group_text_chars: int = ROW_GROUP_TEXT_CHARS) -> None:
-        pq = _pyarrow_parquet()
-        self._schema = arrow_schema()
-        self._writer = pq.ParquetWriter(stream, self._schema, compression="zstd")
-        self._row_group_rows, self._row_group_text_chars = row_group_rows, row_group_text_chars
-        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
-        self._pending, self._text_chars = 0, 0
-        self.rows = 0
-
-    def write(self, record: Record) -> None:
-        for name, values in self._columns.items():
-            values.append(record[name])
-        self._pending += 1
-        self._text_chars += len(record["text"])
-        self.rows += 1
-        if self._pending >= self._row_group_rows or self._text_chars >= self._row_group_text_chars:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        pa = _pyarrow()
-        table = pa.Table.from_pydict(self._columns, schema=self._schema)
-        self._writer.write_table(table, row_group_size=self._pending)
-        self._columns = {name: [] for name in COLUMN_NAMES}
-        self._pending, self._text_chars = 0, 0
-
-    def close(self) -> None:
-        self._flush()
-        self._writer.close()
-
-
-def record_writer(export_format: str, stream: IO[bytes]) -> RecordWriter:
-    """The writer of ``export_format`` (:data:`EXPORT_FORMATS`) over ``stream``."""
-    if export_format == "parquet":
-        return ParquetWriter(stream)
-    if export_format == "jsonl":
-        return JsonlWriter(stream)
-    raise ValueError(f"unknown export format {export_format!r}: one of {', '.join(EXPORT_FORMATS)}")
-
-
-def _pyarrow() -> Any:
-    try:
-        import pyarrow
-    except ModuleNotFoundError as exc:
-        raise MissingExtraError(f"Parquet needs pyarrow, which is not installed: {PARQUET_EXTRA_HINT}") from exc
-    return pyarrow
-
-
-def _pyarrow_parquet() -> Any:
-    _pyarrow()
-    import pyarrow.parquet
-
-    return pyarrow.parquet
