@@ -40,6 +40,8 @@ FLAT_TEXT_SUFFIX = ".txt"
 class ExportCount:
     documents: int
     records: int
+    #: reports that could not be read (a run killed while writing one): their documents left out
+    unreadable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,11 @@ def export_results(results: Path, out: Path, export_format: str, unit: str = "pa
     left under ``out``'s name (written beside it, renamed when complete)."""
     partial = out.with_name(out.name + ".partial")
     documents = records = 0
+    unreadable: list[Path] = []
     try:
         with partial.open("wb") as stream:
             writer = record_writer(export_format, stream)
-            for document in _documents(results, unit, trusted_only):
+            for document in _documents(results, unit, trusted_only, unreadable):
                 documents += 1
                 writer.write(document)
             writer.close()
@@ -70,7 +73,7 @@ def export_results(results: Path, out: Path, export_format: str, unit: str = "pa
         partial.replace(out)
     finally:
         partial.unlink(missing_ok=True)
-    return ExportCount(documents, records)
+    return ExportCount(documents, records, tuple(unreadable))
 
 
 def record_writer(export_format: str, stream: IO[bytes]) -> RecordWriter:
@@ -82,15 +85,18 @@ def record_writer(export_format: str, stream: IO[bytes]) -> RecordWriter:
     raise ValueError(f"unknown export format {export_format!r}: one of {', '.join(EXPORT_FORMATS)}")
 
 
-def _documents(results: Path, unit: str, trusted_only: bool) -> Iterator[DocumentRecords]:
+def _documents(results: Path, unit: str, trusted_only: bool, unreadable: list[Path]) -> Iterator[DocumentRecords]:
     """Each document's records, folders in sorted order, an archive before its members. A member
     whose archive is not read yet (the bucket's results/<doc_id>/ come in doc_id order) waits
     until it is, so it is named by its archive's file and its path inside; one whose archive is
-    not in the folder at all goes last, under its own name."""
+    not in the folder at all goes last, under its own name. A report that cannot be read goes on
+    ``unreadable``."""
     origins: dict[str, Origin] = {}  # archives' doc_id -> their origin, for their members
     waiting: list[tuple[_Found, str]] = []  # members and their archive's doc_id
     for found in _walk(results):
-        report = _read_report(found)
+        report = _read_report(found, unreadable)
+        if report is None:
+            continue
         parent = str((report.get("source") or {}).get("parent_doc_id") or "")
         if parent and parent not in origins:
             waiting.append((found, parent))
@@ -100,7 +106,8 @@ def _documents(results: Path, unit: str, trusted_only: bool) -> Iterator[Documen
         ready = [item for item in waiting if item[1] in origins] or waiting
         waiting = [item for item in waiting if item not in ready]
         for found, _ in ready:
-            yield from _records(found, _read_report(found), origins, unit, trusted_only)
+            if (report := _read_report(found, unreadable)) is not None:
+                yield from _records(found, report, origins, unit, trusted_only)
 
 
 def _walk(results: Path) -> Iterator[_Found]:
@@ -117,9 +124,15 @@ def _walk(results: Path) -> Iterator[_Found]:
                 yield _Found(here / name, here / (stem + FLAT_TEXT_SUFFIX), flat=True)
 
 
-def _read_report(found: _Found) -> dict[str, Any]:
-    report = json.loads(found.report_path.read_bytes())
-    return report if isinstance(report, dict) else {}
+def _read_report(found: _Found, unreadable: list[Path]) -> dict[str, Any] | None:
+    try:
+        report = json.loads(found.report_path.read_bytes())
+    except (OSError, ValueError):
+        report = None
+    if not isinstance(report, dict):
+        unreadable.append(found.report_path)
+        return None
+    return report
 
 
 def _records(found: _Found, report: dict[str, Any], origins: dict[str, Origin], unit: str,

@@ -397,7 +397,8 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
 
 
 def export(args: argparse.Namespace) -> int:
-    """`papersift export`: one line of counts on stdout; a folder that is none, or Parquet without
+    """`papersift export`: one line of counts on stdout (and one on stderr naming the reports it
+    could not read: a run killed while writing one); a folder that is none, or Parquet without
     pyarrow, is a usage error (exit 2) before anything is written."""
     from papersift.errors import MissingExtraError
     from papersift_cli.export import export_results
@@ -416,6 +417,10 @@ def export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"{count.records} record(s) of {count.documents} document(s) to {args.out} "
           f"({time.monotonic() - started:.2f}s)")
+    if count.unreadable:
+        print(f"papersift: warning: {len(count.unreadable)} report(s) could not be read, their documents left out: "
+              f"{', '.join(map(str, count.unreadable[:3]))}{' ...' if len(count.unreadable) > 3 else ''}",
+              file=sys.stderr)
     return EXIT_OK
 
 

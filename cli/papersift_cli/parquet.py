@@ -8,6 +8,7 @@ install command brings it (:data:`PARQUET_EXTRA_HINT`).
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 from typing import IO, Any
 
@@ -38,7 +39,8 @@ class ParquetWriter:
     """Parquet with the export schema, a row group at a time: documents' rows gather in columns
     until :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_CHARS` characters of text (a group
     ends at a document's end, so it may pass them by one document), then go out: memory holds one
-    row group whatever the export's size."""
+    row group whatever the export's size (two while one is written). A group is compressed and
+    written on a thread of its own (pyarrow lets go of the GIL) while the next one is read."""
 
     def __init__(self, stream: IO[bytes], row_group_rows: int = ROW_GROUP_ROWS,
                  row_group_text_chars: int = ROW_GROUP_TEXT_CHARS) -> None:
@@ -49,6 +51,8 @@ class ParquetWriter:
         self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
         self._pending, self._text_chars = 0, 0
         self.rows = 0
+        self._writing = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
+        self._written: concurrent.futures.Future[None] | None = None
 
     def write(self, document: DocumentRecords) -> None:
         records = document.records
@@ -70,12 +74,22 @@ class ParquetWriter:
             return
         pa = _pyarrow()
         table = pa.Table.from_pydict(self._columns, schema=self._schema)
-        self._writer.write_table(table, row_group_size=self._pending)
+        self._wait()  # one group in writing at a time: memory stays at two
+        self._written = self._writing.submit(self._writer.write_table, table, row_group_size=self._pending)
         self._columns = {name: [] for name in COLUMN_NAMES}
         self._pending, self._text_chars = 0, 0
 
+    def _wait(self) -> None:
+        if self._written is not None:
+            self._written.result()  # a failed write raises here
+            self._written = None
+
     def close(self) -> None:
-        self._flush()
+        try:
+            self._flush()
+            self._wait()
+        finally:
+            self._writing.shutdown(wait=True)
         self._writer.close()
 
 

@@ -127,3 +127,15 @@ def test_parquet_without_pyarrow_is_a_one_line_usage_error_naming_the_extra(
 
 def test_a_results_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
     assert main(["export", str(tmp_path / "nowhere"), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")]) == 2
+
+
+def test_a_report_cut_short_by_a_killed_run_leaves_its_document_out_with_a_warning(
+    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = extracted(inputs, tmp_path / "out")
+    report = results / "memo.pdf" / "report.json"
+    report.write_bytes(report.read_bytes()[:100])
+    capsys.readouterr()
+    rows = by_place(export(results, tmp_path / "pages.jsonl"))
+    assert not [place for place in rows if place[0] == "memo.pdf"] and ("annex.pdf", None, 1) in rows
+    assert f"could not be read, their documents left out: {report}" in capsys.readouterr().err
