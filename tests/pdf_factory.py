@@ -50,6 +50,18 @@ def rotated_pdf(lines: Sequence[str], rotate: int) -> bytes:
     return out.getvalue()
 
 
+def cropped_pdf(lines: Sequence[str], crop: tuple[float, float, float, float]) -> bytes:
+    """text_pdf's page of ``lines`` shown through a crop box (x0, y0, x1, y1 in points, set with
+    pypdf): what a viewer shows is the box, the page draws everything."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf([lines]))))
+    from pypdf.generic import RectangleObject
+
+    writer.pages[0].cropbox = RectangleObject(crop)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def turned_text_pdf(lines: Sequence[str], degrees: int, rotate: int = 0) -> bytes:
     """``lines`` drawn with a text matrix turned ``degrees`` counter-clockwise about the middle of
     an A4 page (reportlab's rotate), the page itself turned by ``rotate`` (/Rotate, clockwise)."""
@@ -240,6 +252,22 @@ def differences_font_pdf(
     return raw_pdf(_text_content(content), font)
 
 
+def byte_swapped_map_pdf(
+    lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
+) -> bytes:
+    """Helvetica whose ToUnicode map is written in the wrong byte order (U+4D00 for 'M'), as om__cmyk.pdf's
+    is: every engine reads CJK where the page shows Latin."""
+    codes = sorted({ord(ch) for line in lines for ch in line})
+    entries = b"\n".join(b"<%02X> <%02X00>" % (code, code) for code in codes)
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Swapped def "
+            b"1 begincodespacerange <00> <FF> endcodespacerange %d beginbfchar\n" % len(codes)
+            + entries + b"\nendbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+    font = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding "
+            b"/ToUnicode 6 0 R >>")
+    stream = b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream"
+    return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font, [stream])
+
+
 def shifted_font_pdf(
     lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
     shift: int = 3,
@@ -255,6 +283,61 @@ def shifted_font_pdf(
         b"/Encoding << /Type /Encoding /BaseEncoding /WinAnsiEncoding /Differences [" + b" ".join(entries) + b"] >> >>"
     )
     return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font)
+
+
+#: a German lecture-notes page's prose, one line between two formulas each
+_LECTURE_LINES = (
+    "Die Funktion ist auf dem ganzen Intervall stetig und besitzt dort eine Stammfunktion",
+    "Wir zeigen zuerst dass die Folge beschränkt ist und dann dass sie monoton wächst",
+    "Daraus folgt mit dem Satz von Bolzano und Weierstraß dass der Grenzwert existiert",
+    "Für jede natürliche Zahl gilt die folgende Abschätzung der Summe aller Glieder",
+    "Man beachte dass die Bedingung des Satzes nur hinreichend aber nicht notwendig ist",
+    "Im nächsten Abschnitt betrachten wir die Ableitung der Funktion an jeder Stelle",
+    "Damit ist der Beweis des Hilfssatzes vollständig erbracht und wir kommen zum Satz",
+)
+
+
+def math_font_pdf(base_font: str = "ABCDEF+CMEX10", delimiters: tuple[bytes, bytes] = (b"\x12 ", b" \x13"),
+                  differences: str | None = "18 /parenleftbigg /parenrightbigg", type3: bool = False,
+                  repeat: int = 1) -> bytes:
+    """A LaTeX-like page: German prose in Helvetica, and after each line a formula ``( x + y ) =
+    ( a + b )`` whose delimiters are the codes ``delimiters`` of a font named ``base_font`` (Type 1,
+    or Type 3 with ``type3``), not embedded, with no ToUnicode and, unless ``differences`` is None,
+    an /Encoding whose /Differences names them (TeX's names: cmex's big parentheses by default).
+    pdfium writes such codes as they are (U+0012, U+0013): about 5% of the page's glyphs, 28 codes
+    (``repeat``: the prose and formulas that many times, up to 3). (Each
+    delimiter shares its text object with a space: pdfium leaves out an object of one unmapped code.)"""
+    left, right = (code.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)") for code in delimiters)
+    lines, y = [], 770
+    for line in _LECTURE_LINES * repeat:
+        lines.append(b"BT /F1 11 Tf 72 %d Td (%s) Tj ET" % (y, line.encode("cp1252")))
+        formula = b"".join(b"/F2 11 Tf (%s) Tj /F1 11 Tf ( %s ) Tj /F2 11 Tf (%s) Tj /F1 11 Tf ( = ) Tj"
+                           % (left, terms, right) for terms in (b"x + y", b"a + b"))
+        lines.append(b"BT 100 %d Td %s ET" % (y - 16, formula))
+        y -= 32
+    encoding = b"/Encoding << /Type /Encoding /Differences [%s] >>" % differences.encode() if differences else b""
+    name = base_font.encode()
+    widths = b"/FirstChar 0 /LastChar 255 /Widths [" + b" 500" * 256 + b"]"
+    if type3:
+        glyphs = [item[1:] for item in (differences or "").split() if item.startswith("/")]
+        procs = b" ".join(b"/%s 7 0 R" % glyph.encode() for glyph in glyphs)
+        font = (b"<< /Type /Font /Subtype /Type3 /Name /%s /BaseFont /%s /FontBBox [0 0 500 700] "
+                b"/FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << %s >> %s %s /Resources << >> >>"
+                % (name, name, procs, widths, encoding))
+    else:
+        font = b"<< /Type /Font /Subtype /Type1 /BaseFont /%s %s %s >>" % (name, widths, encoding)
+    content = zlib.compress(b"\n".join(lines))
+    glyph = b"500 0 0 0 500 700 d1 0 0 m 500 700 l S"
+    return write_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        font,
+        b"<< /Length %d >>\nstream\n" % len(glyph) + glyph + b"\nendstream",
+    ])
 
 
 def no_space_pdf(words: Sequence[str] = ("What", "is", "Earth", "Science?")) -> bytes:
@@ -342,6 +425,32 @@ def truetype_without_cmap_pdf(codes: bytes = b'!"#$%') -> bytes:
     stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
     escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
     return raw_pdf(b"BT /F1 24 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
+
+
+def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-', flags: int = 32,
+                                    encoding: bytes = b"") -> bytes:
+    """``word`` drawn with an embedded subset TrueType font (reportlab's subsetter over Vera.ttf)
+    whose own cmap numbers its glyphs as a subsetting tool chose: code ``codes[i]`` draws
+    ``word[i]``. No ToUnicode and no /Encoding (unless ``encoding`` gives one), non-symbolic by
+    default (``flags``): every engine reads the codes as standard ones, '"7+%-' for 'Phone', while
+    every viewer draws the word."""
+    import reportlab
+    from reportlab.pdfbase.ttfonts import TTFontFile
+
+    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
+    slots = [0] * (max(codes) + 1)  # the subset's code -> the character whose glyph it draws
+    for code, char in zip(codes, word, strict=True):
+        slots[code] = ord(char)
+    program = zlib.compress(font_file.makeSubset(slots))
+    first, last = min(codes), max(codes)
+    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
+    font = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+            b"%s /FontDescriptor 6 0 R >>" % (first, last, widths, encoding))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags %d /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>" % flags)
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    return raw_pdf(b"BT /F1 36 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
 
 
 def predefined_cmap_pdf(text: str = "東京都は日本の首都であり、多くの人々が働いています。", cmap: str = "90ms-RKSJ-H",

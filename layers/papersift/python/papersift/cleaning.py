@@ -1,8 +1,9 @@
 """Cleaned text for indexing and NLP: accents folded, noise and (optionally) stopwords removed.
 
 Parity with GoblinTools ``TextCleaner.clean_text`` (0.13.4): dot leaders and ellipses
-dropped, whitespace collapsed, accents folded with unidecode, stopword removal and
-lowercasing optional. Where we differ, on purpose:
+dropped, whitespace collapsed, accents folded with unidecode (or anyascii, whose ISC licence
+a deployment without GPL code may need), stopword removal and lowercasing optional. Where we
+differ, on purpose:
 
 - accent folding transliterates Latin-script characters (and typographic punctuation)
   only, so Arabic, CJK or Cyrillic text stays as written instead of becoming romanised;
@@ -21,10 +22,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from functools import lru_cache
-
-from unidecode import unidecode
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache, lru_cache
 
 from papersift.errors import SettingsError
 
@@ -75,18 +74,36 @@ _NOISE_CATEGORIES = frozenset({"So", "Sk", "Cf", "Co", "Cn", "Cs"})
 _KEEP_CONTROLS = frozenset("\n\t\f")
 
 
-def fold_latin_accents(text: str) -> str:
+@cache
+def transliteration(name: str = "unidecode") -> Callable[[str], str]:
+    """The library's transliteration, imported only when asked for: choosing anyascii keeps the
+    GPL Unidecode out of the process."""
+    if name == "anyascii":
+        from anyascii import anyascii
+
+        return anyascii
+    if name == "unidecode":
+        from unidecode import unidecode
+
+        return unidecode
+    raise SettingsError(f"unknown transliterator {name!r}: unidecode or anyascii")
+
+
+def fold_latin_accents(text: str, using: str = "unidecode") -> str:
     """'Ação, naïve, Straße' -> 'Acao, naive, Strasse'; other scripts untouched."""
-    return _LATIN_EXTENDED.sub(lambda m: unidecode(m.group(0)), text)
+    fold = transliteration(using)
+    return _LATIN_EXTENDED.sub(lambda m: fold(m.group(0)), text)
 
 
-def _fold_key(word: str) -> str:
+def _fold_key(word: str, using: str = "unidecode") -> str:
+    """Latin letters folded, other scripts kept as written, like the text: romanising them
+    made Arabic and Japanese words match Latin stopwords ('بنــــاء', '号' were dropped)."""
     folded = word.casefold()
-    return folded if folded.isascii() else unidecode(folded).casefold()
+    return folded if folded.isascii() else fold_latin_accents(folded, using).casefold()
 
 
 @lru_cache(maxsize=32)
-def stopwords_for(languages: tuple[str, ...]) -> frozenset[str]:
+def stopwords_for(languages: tuple[str, ...], using: str = "unidecode") -> frozenset[str]:
     """Stopwords of the languages, case- and accent-folded; entries with digits are left out."""
     from stop_words import get_stop_words
 
@@ -97,7 +114,7 @@ def stopwords_for(languages: tuple[str, ...]) -> frozenset[str]:
             entries = get_stop_words(name)
         except Exception as exc:  # stop_words raises its own StopWordError for unknown languages
             raise SettingsError(f"no stopword list for language {code!r}: {exc}") from exc
-        words.update(_fold_key(w) for w in entries if w and not any(ch.isdigit() for ch in w))
+        words.update(_fold_key(w, using) for w in entries if w and not any(ch.isdigit() for ch in w))
     return frozenset(words)
 
 
@@ -117,10 +134,10 @@ def strip_noise(text: str) -> str:
     return "".join(kept)
 
 
-def drop_stopwords(text: str, languages: Sequence[str]) -> str:
+def drop_stopwords(text: str, languages: Sequence[str], using: str = "unidecode") -> str:
     """Words of the stopword lists removed, case- and accent-insensitively; line breaks and page
     separators kept (a page separator glued to a stopword, "out\f", went with it)."""
-    stop = stopwords_for(tuple(languages))
+    stop = stopwords_for(tuple(languages), using)
     pages = []
     for page in text.split("\f"):
         lines = []
@@ -128,7 +145,7 @@ def drop_stopwords(text: str, languages: Sequence[str]) -> str:
             kept = []
             for token in line.split(" "):
                 core = _TOKEN_EDGES.sub("", token)
-                if token and (not core or _fold_key(core) not in stop):
+                if token and (not core or _fold_key(core, using) not in stop):
                     kept.append(token)
             lines.append(" ".join(kept))
         pages.append("\n".join(lines))
@@ -157,6 +174,7 @@ def clean_text(
     languages: Sequence[str] = ("pt", "en", "es"),
     remove_noise: bool = True,
     lowercase: bool = False,
+    transliterator: str = "unidecode",
 ) -> str:
     """A cleaned copy of ``text`` (see the module docstring for what each option does)."""
     if not text:
@@ -168,7 +186,7 @@ def clean_text(
     text = strip_noise(text) if remove_noise else _DOT_RUNS.sub("", text)
     text = _normalise_space(text)
     if remove_stopwords:
-        text = drop_stopwords(text, languages)
+        text = drop_stopwords(text, languages, transliterator)
     if fold_accents:
-        text = fold_latin_accents(text)
+        text = fold_latin_accents(text, transliterator)
     return _normalise_space(text)

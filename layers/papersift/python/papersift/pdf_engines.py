@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import pypdfium2 as pdfium
@@ -32,7 +32,7 @@ import pypdfium2.raw as pdfium_c
 from papersift import pdf_fonts
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
-from papersift.pdf_fonts import FontEvidence
+from papersift.pdf_fonts import FontEvidence, MathGlyphs
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 
@@ -106,11 +106,64 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
     if not c.FPDF_GetPageBoundingBox(page, box):
         raise EngineError(f"pdfium could not read the bounding box of page {number}")
     text = _turned_text(textpage, turn, box) if turn else _bounded_text(textpage, box)
+    beyond = 0
+    count = c.FPDFText_CountChars(textpage)
+    media = _media_box(page, box) if not turn and count - len(text) > max(CROP_SLACK_CHARS, count * HIDDEN_SHARE) \
+        else None
+    # a crop box smaller than the page hides most of the characters it writes: where the box cuts
+    # through a line, the page is cropped through its own text, and that text is the page's
+    # (pdfium alone reads within the box); a slug line or margin numbers beyond the box (a book's
+    # printer's proof) are not, and stay out
+    if media is not None and _box_cuts_a_line(textpage, box):
+        whole = _bounded_text(textpage, media)
+        beyond = nonspace_count(whole) - nonspace_count(text)
+        text = whole if beyond > 0 else text
     if len(text) > PROBE_TEXT_CHARS and _has_nonspace(text, PROBE_TEXT_CHARS):
         # the verdict reads the layout only for pages with little text (scans, images of
         # text): a page of prose skips the object walk
-        return text, LayoutProbe(layout=PageLayout(), text_objects=None)
-    return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+        return text, LayoutProbe(layout=PageLayout(), text_objects=None, beyond_page_box=max(beyond, 0))
+    probe = probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+    return text, LayoutProbe(layout=probe.layout, text_objects=probe.text_objects, beyond_page_box=max(beyond, 0))
+
+
+#: pdfium's character count beyond the page box's text that is only its own line breaks
+CROP_SLACK_CHARS = 3
+#: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
+HIDDEN_SHARE = 0.5
+
+
+def _media_box(page: Any, box: Any) -> Any:
+    """The page's media box as pdfium's rectangle when it is larger than ``box`` (the visible
+    page box) by more than a point on some side, else None."""
+    c = pdfium_c
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    if not c.FPDFPage_GetMediaBox(page, left, bottom, right, top):
+        return None
+    if max(box.left - left.value, box.bottom - bottom.value, right.value - box.right, top.value - box.top) <= 1.0:
+        return None
+    return c.FS_RECTF(left.value, top.value, right.value, bottom.value)
+
+
+def _box_cuts_a_line(textpage: Any, box: Any) -> bool:
+    """Whether two neighbouring characters of one line lie on either side of the page box (the
+    crop box of a page cut out of a larger one): what sits wholly outside it (printer's marks, a
+    slug line, margin numbers) is not the page's; a line the box cuts through is. A walk over the
+    characters, asked only where the box hides most of them."""
+    c = pdfium_c
+    x, y = ctypes.c_double(), ctypes.c_double()
+    glyph = c.FS_RECTF()
+    previous: tuple[float, float, bool] | None = None  # x, y, inside
+    for index in range(c.FPDFText_CountChars(textpage)):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32 or not c.FPDFText_GetCharOrigin(textpage, index, x, y):
+            continue
+        # the glyph's height on the page (the font size may be 1 with the text matrix scaling it)
+        size = max(glyph.top - glyph.bottom, 1.0) if c.FPDFText_GetLooseCharBox(textpage, index, glyph) else 1.0
+        inside = box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1
+        if previous is not None and previous[2] != inside and abs(previous[1] - y.value) <= 0.3 * size \
+                and abs(previous[0] - x.value) <= 2 * size:
+            return True
+        previous = (x.value, y.value, inside)
+    return False
 
 
 def _has_nonspace(text: str, wanted: int) -> bool:
@@ -304,6 +357,10 @@ def _load_text_page(page: Any) -> tuple[Any, int]:
 class LayoutProbe:
     layout: PageLayout
     text_objects: int | None  # None: not probed (the page has plenty of text)
+    #: non-space characters read from beyond the page box (a crop box cutting through the text)
+    beyond_page_box: int = 0
+    #: the raw codes of TeX math fonts that pdfium's text held, read as their symbols
+    math_glyphs: MathGlyphs | None = None
 
 
 def _open_pdfium(data: bytes, password: bytes) -> pdfium.PdfDocument:
@@ -395,6 +452,9 @@ class PdfHandle:
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
+        self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
+        self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
+        self._math_fonts: dict[int, bool] = {}  # pdfium font handle's address -> one of TeX's math fonts
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
         self._pdfium_pages: int | None = None
@@ -560,8 +620,49 @@ class PdfHandle:
             pdfium_c.FPDF_ClosePage(page)
 
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
-        return self._on_text_page(number, lambda page, textpage: _page_text_and_layout(number, self._turn, page,
-                                                                                        textpage))
+        text, probe = self._on_text_page(number, lambda page, textpage: _page_text_and_layout(
+            number, self._turn, page, textpage))
+        if not pdf_fonts.holds_raw_codes(text):
+            return text, probe
+        # glyph codes pdfium found no Unicode for: those of TeX's math fonts are formulas'
+        # delimiters and symbols, read here; the others stay for the verdict to judge
+        text, math = self._on_text_page(number, lambda page, textpage: pdf_fonts.read_math_glyphs(
+            textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code))
+            if self._may_draw_math(page, text) else (text, None))
+        return text, replace(probe, math_glyphs=math) if math is not None else probe
+
+    def _may_draw_math(self, page: Any, text: str) -> bool:
+        """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium
+        the least: a few raw codes are looked up one by one anyway; many (a broken font's page is
+        nothing but) only when one of the page's text objects uses a math font."""
+        few = len(pdf_fonts.RAW_CODE.findall(text)) <= pdf_fonts.RAW_CODES_LOOKED_UP
+        return few or pdf_fonts.draws_with_math_font(page, self._math_fonts)
+
+    def _glyph_name(self, number: int, font: str, handle: Any, code: int) -> str | None:
+        """The name of the glyph ``code`` draws in the font named ``font`` (base font name, subset tag
+        stripped) on page ``number``: from its embedded Type 1 program's own encoding (pdfium's, at
+        no cost), else from the font dictionary's /Differences (pypdf, opened only for a page where
+        a math font drew raw codes that its program does not name); None when neither names it."""
+        key = ctypes.cast(handle, ctypes.c_void_p).value or 0
+        if key not in self._program_names:
+            self._program_names[key] = pdf_fonts.program_glyph_names(handle)
+        found = self._program_names[key].get(code)
+        return found if found is not None else self._differences(number, font).get(code)
+
+    def _differences(self, number: int, font: str) -> dict[int, str]:
+        """Code -> glyph name of the /Differences of the font named ``font`` on page ``number``; empty
+        when it has none or pypdf cannot tell. Each font dictionary is read once per batch."""
+        try:
+            for found in pdf_fonts.font_dictionaries(self.pypdf.pages[number - 1], until_found={font}):
+                if pdf_fonts.base_font_name(found) != font:
+                    continue
+                key = getattr(found, "indirect_reference", None) or id(found)
+                if key not in self._differences_cache:
+                    self._differences_cache[key] = pdf_fonts.differences_of(found)
+                return self._differences_cache[key]
+        except Exception:  # damaged resources: the family's encoding decides
+            return {}
+        return {}
 
     @property
     def pypdf(self) -> Any:
@@ -586,20 +687,28 @@ class PdfHandle:
                                    if pdfium_c.FPDFPage_GetAnnotCount(page) > 0 else [])
         return [*found, *forms.xfa_fields()] if number == 1 else found
 
-    def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
+    def font_evidence(self, number: int, dictionaries: bool = True, sample: int = 0) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
         pdfium cannot read the page. pdfium's own findings (the fonts in use, the characters it
         could not map, the TrueType programs without a cmap) cost well under a millisecond;
         ``dictionaries`` adds what only the font dictionaries say (pypdf: ToUnicode,
-        /Differences, CMaps), opening pypdf for the batch."""
+        /Differences, CMaps), opening pypdf for the batch. ``sample``: counted over that many
+        characters spread over the page (shares, not counts: pdf_fonts.sampled_fonts_in_use)."""
         if self.pdfium is None:
             return None
-        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use)
+        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use) if not sample else \
+            self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_fonts_in_use(textpage, sample))
+        embedded = sum(u.chars for u in used.values() if u.embedded)
+        truetype = sum(u.chars for u in used.values() if u.truetype)
         if not used or not dictionaries:
             without_cmap = sum(u.chars for u in used.values() if u.program_without_cmap)
             return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
                                 undecodable_glyphs=without_cmap, doubtful_glyphs=without_cmap,
-                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else ())
+                                unverified_glyphs=without_cmap, embedded_glyphs=embedded, truetype_glyphs=truetype,
+                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else (),
+                                fonts=tuple(sorted(n for n, u in used.items() if u.program_without_cmap)),
+                                doubts=tuple(sorted((n, pdf_fonts.TRUETYPE_WITHOUT_CMAP) for n, u in used.items()
+                                                    if u.program_without_cmap)))
         try:
             page = self.pypdf.pages[number - 1]
             doubts: dict[str, str] = {}
@@ -619,7 +728,8 @@ class PdfHandle:
                 if doubt is not None:
                     doubts[name] = doubt
         except Exception:  # damaged resources are no evidence either way
-            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
+                                embedded_glyphs=embedded, truetype_glyphs=truetype)
         return FontEvidence(
             glyphs=sum(u.chars for u in used.values()),
             unmapped_chars=unmapped,
@@ -627,7 +737,11 @@ class PdfHandle:
             doubtful_glyphs=sum(used[name].chars for name in doubts),
             kinds=tuple(sorted(set(doubts.values()))),
             fonts=tuple(sorted(doubts)),
+            doubts=tuple(sorted(doubts.items())),
             undecodable_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNDECODABLE),
+            unverified_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNVERIFIED),
+            embedded_glyphs=embedded,
+            truetype_glyphs=truetype,
         )
 
     @property

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
 import pypdfium2.raw as pdfium_c
+
+from papersift import tex_glyphs
 
 #: kinds of doubt about a font's Unicode mapping
 NONSTANDARD_NAMES = "nonstandard_glyph_names"  # /Differences names no Unicode (/g18, /glyph3)
@@ -31,8 +33,15 @@ NONSTANDARD_NAMES = "nonstandard_glyph_names"  # /Differences names no Unicode (
 PREDEFINED_CMAP = "predefined_cmap"
 IDENTITY_WITHOUT_UNICODE = "identity_without_unicode"  # Type0 Identity-H/V, no collection: glyph ids
 TRUETYPE_WITHOUT_CMAP = "truetype_without_cmap"  # embedded TrueType with no cmap table
+#: an embedded TrueType font with no /Encoding: its codes reach glyphs through the program's own
+#: cmap, so they say nothing about characters (a subset's codes are numbered as the tool chose),
+#: yet every engine reads them as if they were standard ones ('"7+%-' for 'Phone')
+BUILTIN_ENCODING = "builtin_encoding"
 #: doubts no text engine can resolve: only OCR reads such glyphs
 UNDECODABLE = frozenset({NONSTANDARD_NAMES, TRUETYPE_WITHOUT_CMAP})
+#: doubts that leave the text unverified: nothing in the file maps the codes to Unicode, so the
+#: characters the engines give are a guess that only the words (or the rendered page) can confirm
+UNVERIFIED = UNDECODABLE | {IDENTITY_WITHOUT_UNICODE, BUILTIN_ENCODING}
 
 #: form XObjects nest; deeper than this is not worth walking for fonts
 MAX_FORM_DEPTH = 4
@@ -40,12 +49,12 @@ _UNI_NAME = re.compile(r"uni(?:[0-9A-F]{4})+|u[0-9A-F]{4,6}")
 _SUBSET_TAG = re.compile(r"^[A-Z]{6}\+")
 _CJK_COLLECTIONS = frozenset({"Japan1", "GB1", "CNS1", "Korea1", "KR"})
 #: TeX's math and symbol font families (Computer Modern, Latin Modern, AMS, Euler, txfonts,
-#: pxfonts, newtx, mathabx, stmaryrd, wasy, lasy, rsfs, esint): their codes follow TeX's own
-#: encodings (OMX, OMS, OML, U), which carry no Unicode map, so pdfium writes some as raw codes
+#: pxfonts, newtx, mathabx, stmaryrd, wasy, lasy, rsfs, esint) and Mathematica's: their codes follow
+#: TeX's own encodings (OMX, OMS, OML, U), which carry no Unicode map, so pdfium writes some as raw codes
 _MATH_FONT = re.compile(
     r"^(?:cm(?:ex|sy|mi|bsy|mib)|lm(?:ex|sy|mi|mathextension|mathsymbols|mathitalic)|ms(?:am|bm)"
     r"|eu(?:fm|fb|sm|sb|ex|rm|rb)|rsfs|stmary|wasy|lasy|(?:tx|px|ntx|npx|zpl)(?:sy|ex|mi|ms)"
-    r"|math[abcux]\d|esint|msym|mtsy|mtex|mtmi)",
+    r"|math[abcux]\d|esint|msym|mtsy|mtex|mtmi|mathematica\d)",
     re.IGNORECASE,
 )
 
@@ -65,6 +74,15 @@ class FontEvidence:
     unmapped_chars: int = 0
     #: characters drawn in vertical writing (a Type0 font through a -V CMap): read in columns
     vertical_glyphs: int = 0
+    #: characters drawn with fonts whose codes nothing in the file maps to Unicode (``UNVERIFIED``)
+    unverified_glyphs: int = 0
+    #: each doubtful font (base name) with its doubt, for the page's report
+    doubts: tuple[tuple[str, str], ...] = ()
+    #: characters drawn with fonts embedded in the file (what the dictionaries are asked about)
+    embedded_glyphs: int = 0
+    #: ... of which with TrueType programs (the fonts whose codes may reach glyphs through the
+    #: program's own cmap, with nothing in the file naming their characters)
+    truetype_glyphs: int = 0
 
     @property
     def doubtful_share(self) -> float:
@@ -75,12 +93,24 @@ class FontEvidence:
         return self.undecodable_glyphs / self.glyphs if self.glyphs else 0.0
 
     @property
+    def unverified_share(self) -> float:
+        return self.unverified_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
+    def truetype_share(self) -> float:
+        return self.truetype_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
     def vertical_share(self) -> float:
         return self.vertical_glyphs / self.glyphs if self.glyphs else 0.0
 
     @property
     def unmapped_share(self) -> float:
         return min(self.unmapped_chars / self.glyphs, 1.0) if self.glyphs else 0.0
+
+    def summary(self) -> list[str]:
+        """The doubtful fonts as the page report lists them: 'Vera (builtin_encoding)'."""
+        return [f"{name} ({kind})" for name, kind in self.doubts]
 
     def describe(self) -> str:
         kinds, fonts = ", ".join(self.kinds), ", ".join(self.fonts)
@@ -91,6 +121,8 @@ class FontEvidence:
 class UsedFont:
     chars: int  # characters the page draws with it
     program_without_cmap: bool  # an embedded TrueType program with no cmap table
+    embedded: bool = False  # the file carries the font's program
+    truetype: bool = False  # ... and it is a TrueType program
 
 
 def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int]:
@@ -99,6 +131,8 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
     c = pdfium_c
     chars: dict[str, int] = {}
     without_cmap: dict[str, bool] = {}
+    embedded: dict[str, bool] = {}
+    truetype: dict[str, bool] = {}
     for obj in _text_objects(raw_page, False, 0):
         font = c.FPDFTextObj_GetFont(obj)
         if not font:
@@ -113,27 +147,66 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
         # an object counts at least once, also where pdfium could not read its text
         chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 1)
         if name not in without_cmap:
-            without_cmap[name] = _program_without_cmap(font)
+            without_cmap[name], truetype[name] = _truetype_program(font)
+            embedded[name] = bool(c.FPDFFont_GetIsEmbedded(font))
     has_error = c.FPDFText_HasUnicodeMapError
     unmapped = sum(has_error(textpage, i) == 1 for i in range(c.FPDFText_CountChars(textpage)))
-    return {name: UsedFont(n, without_cmap[name]) for name, n in chars.items()}, unmapped
+    return {name: UsedFont(n, without_cmap[name], embedded[name], truetype[name]) for name, n in chars.items()}, \
+        unmapped
 
 
-def _program_without_cmap(font: Any) -> bool:
-    """An embedded TrueType program whose table directory has no ``cmap`` (pdfium hands over
-    the decoded program, so no stream is decoded in Python)."""
+def sampled_fonts_in_use(textpage: Any, samples: int) -> tuple[dict[str, UsedFont], int]:
+    """:func:`fonts_in_use` estimated from at most ``samples`` characters spread over the page:
+    what each font draws, in sampled characters, and how many of those pdfium found no Unicode
+    for. The cost does not grow with the page (a page of a tax form draws 4,000 text objects,
+    ~40 ms to walk), for the pages whose words vouch for little but whose text is sound."""
+    c = pdfium_c
+    count = c.FPDFText_CountChars(textpage)
+    step = max(count // samples, 1)
+    chars: dict[str, int] = {}
+    seen: dict[int, tuple[str, bool, bool, bool]] = {}  # font handle -> name, without cmap, embedded, truetype
+    unmapped = 0
+    for index in range(step // 2, count, step):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32 or c.FPDFText_IsGenerated(textpage, index) == 1:
+            continue
+        obj = c.FPDFText_GetTextObject(textpage, index)
+        font = c.FPDFTextObj_GetFont(obj) if obj else None
+        if not font:
+            continue
+        key = ctypes.cast(font, ctypes.c_void_p).value or 0
+        if key not in seen:
+            without_cmap, truetype = _truetype_program(font)
+            seen[key] = (_font_name(font), without_cmap, bool(c.FPDFFont_GetIsEmbedded(font)), truetype)
+        name = seen[key][0]
+        chars[name] = chars.get(name, 0) + 1
+        unmapped += c.FPDFText_HasUnicodeMapError(textpage, index) == 1
+    facts = {name: (without, embedded, truetype) for name, without, embedded, truetype in seen.values()}
+    return {name: UsedFont(n, *facts[name]) for name, n in chars.items()}, unmapped
+
+
+def _font_name(font: Any) -> str:
+    c = pdfium_c
+    size = c.FPDFFont_GetBaseFontName(font, None, 0)
+    buffer = ctypes.create_string_buffer(max(size, 1))
+    c.FPDFFont_GetBaseFontName(font, buffer, size)
+    return _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
+
+
+def _truetype_program(font: Any) -> tuple[bool, bool]:
+    """(no ``cmap`` in its table directory, is TrueType) for a font's embedded program (pdfium
+    hands over the decoded program, so no stream is decoded in Python)."""
     c = pdfium_c
     if not c.FPDFFont_GetIsEmbedded(font):
-        return False
+        return False, False
     size = ctypes.c_size_t()
     if not c.FPDFFont_GetFontData(font, None, 0, ctypes.byref(size)) or size.value < 12:
-        return False
+        return False, False
     program = (ctypes.c_uint8 * size.value)()
     c.FPDFFont_GetFontData(font, program, size.value, ctypes.byref(size))
     head = bytes(program)
     if head[:4] not in (b"\x00\x01\x00\x00", b"true"):  # not TrueType (CFF, Type 1)
-        return False
-    return b"cmap" not in _table_tags(head)
+        return False, False
+    return b"cmap" not in _table_tags(head), True
 
 
 def _text_objects(parent: Any, is_form: bool, depth: int) -> Iterator[Any]:
@@ -198,6 +271,11 @@ def font_doubt(font: Mapping[str, Any], program_without_cmap: bool) -> str | Non
             return NONSTANDARD_NAMES
     if subtype == "/TrueType" and program_without_cmap:
         return TRUETYPE_WITHOUT_CMAP
+    if subtype == "/TrueType" and encoding is None and _embeds_program(font):
+        # no /Encoding: the codes go through the program's own cmap (a symbolic font's, or a
+        # subset's renumbered one); a font the file does not embed is drawn with a system font
+        # through the standard encoding, whose codes do mean characters
+        return BUILTIN_ENCODING
     return None
 
 
@@ -205,6 +283,203 @@ def is_math_font(name: str) -> bool:
     """Whether a base font name (subset tag allowed) is one of TeX's math or symbol fonts, whose
     unmapped codes are delimiters and symbols, not a broken layer."""
     return _MATH_FONT.match(_SUBSET_TAG.sub("", name)) is not None
+
+
+#: what pdfium writes for a glyph it found no Unicode for, and text never holds: the glyph's code
+#: as a C0 or C1 control character. Not tab, line feed, form feed or carriage return (those codes
+#: cannot be told from pdfium's own line breaks), nor U+0002 (pdfium's mark for a hyphen it kept
+#: at a line end, which every reading drops)
+RAW_CODE = re.compile(r"[\x00\x01\x03-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_ASCII_RAW_CODES = bytes(c for c in range(128) if RAW_CODE.match(chr(c)))  # RAW_CODE as a byte table
+#: how far from where the text puts a raw code its character is looked for among pdfium's (the
+#: text skips characters outside the page box and adds line breaks of its own)
+RAW_CODE_REACH = 48
+RAW_CODE_MAX_REACH = 1024
+#: up to this many raw codes on a page are looked up one by one (a handful of pdfium calls each);
+#: more are first checked against the page's fonts (a few calls per text object)
+RAW_CODES_LOOKED_UP = 64
+
+
+@dataclass(frozen=True)
+class MathGlyphs:
+    """The raw codes of TeX math fonts on a page, read as the symbols they draw."""
+
+    mapped: int  # turned into their characters
+    dropped: int  # unknown symbols, dropped from the text
+    fonts: tuple[str, ...]
+
+    def describe(self) -> str:
+        count = self.mapped + self.dropped
+        dropped = f", {self.dropped} unknown dropped" if self.dropped else ""
+        return (f"{count} glyph code{'s' if count > 1 else ''} of math fonts ({', '.join(self.fonts)}) read as "
+                f"symbols{dropped}")
+
+
+def holds_raw_codes(text: str) -> bool:
+    """Whether pdfium's text of a page holds glyph codes it found no Unicode for (a byte-table pass
+    on ASCII text, the common case, is many times cheaper than the regex)."""
+    if text.isascii():
+        encoded = text.encode("ascii")
+        return len(encoded.translate(None, _ASCII_RAW_CODES)) != len(encoded)
+    return RAW_CODE.search(text) is not None
+
+
+def draws_with_math_font(raw_page: Any, known: dict[int, bool]) -> bool:
+    """Whether any text object of the page (forms included) uses one of TeX's math fonts: a page
+    without one has no math glyphs to read, however many raw codes its text holds (a broken font's
+    page is nothing but raw codes, and costs a search each). ``known``: font handle's address ->
+    is a math font, kept for the batch (pdfium keeps one handle per font of a document)."""
+    c = pdfium_c
+    for obj in _text_objects(raw_page, False, 0):
+        font = c.FPDFTextObj_GetFont(obj)
+        key = (ctypes.cast(font, ctypes.c_void_p).value or 0) if font else 0
+        if key not in known:
+            known[key] = bool(font) and is_math_font(_base_name(font))
+        if known[key]:
+            return True
+    return False
+
+
+def read_math_glyphs(textpage: Any, text: str,
+                     glyph_name: Callable[[str, Any, int], str | None]) -> tuple[str, MathGlyphs | None]:
+    """``text`` (pdfium's text of ``textpage``) with the raw codes that TeX math fonts drew read as
+    their symbols (tex_glyphs.math_glyph) or dropped; raw codes of other fonts stay, for the verdict
+    to judge. ``glyph_name(base_font, font_handle, code)``: the glyph's name in that font, asked
+    only for the math fonts' raw codes. None when no math font drew one."""
+    located = _locate_raw_codes(textpage, text)
+    fonts: dict[int, tuple[str, Any]] = {}  # font handle's address -> (base font name, the handle)
+    glyphs: dict[tuple[str, int], str | None] = {}  # (font, code) -> its character; None: not a math font
+
+    def glyph(code: int, index: int) -> str | None:
+        name, font = _font_of(textpage, index, fonts)
+        key = (name, code)
+        if key not in glyphs:
+            math = bool(name) and is_math_font(name)
+            glyphs[key] = tex_glyphs.math_glyph(name, code, glyph_name(name, font, code)) if math else None
+        return glyphs[key]
+
+    if located is not None:
+        replacements = {position: glyph(code, index) for position, code, index in located}
+    else:
+        # the text is not in pdfium's character order (glyphs turned on the page): a code is read
+        # only where every glyph on the page drawing it is the same math symbol
+        by_code: dict[int, set[str | None]] = {}
+        get = pdfium_c.FPDFText_GetUnicode
+        for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+            code = get(textpage, index)
+            if code < 0xA0 and RAW_CODE.match(chr(code)):
+                by_code.setdefault(code, set()).add(glyph(code, index))
+        unanimous = {code: found.pop() for code, found in by_code.items() if len(found) == 1}
+        replacements = {m.start(): unanimous.get(ord(m.group())) for m in RAW_CODE.finditer(text)}
+    read = {position: char for position, char in replacements.items() if char is not None}
+    if not read:
+        return text, None
+    parts: list[str] = []
+    last = 0
+    for position in sorted(read):
+        parts += [text[last:position], read[position]]
+        last = position + 1
+    parts.append(text[last:])
+    math_fonts = sorted({name for (name, _), char in glyphs.items() if char is not None})
+    dropped = sum(not char for char in read.values())
+    return "".join(parts), MathGlyphs(mapped=len(read) - dropped, dropped=dropped, fonts=tuple(math_fonts))
+
+
+def _locate_raw_codes(textpage: Any, text: str) -> list[tuple[int, int, int]] | None:
+    """(position in ``text``, code, pdfium character index) of each raw code in the text, found by a
+    search outwards from where the text puts it, in pdfium's character order; None when one is not
+    found there (the text was read in another order). A few calls a code, not one per character."""
+    get = pdfium_c.FPDFText_GetUnicode
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    # the text leaves out characters (outside the page box) and adds line breaks of its own: a
+    # code is looked for as far from its place as the two differ in length, and a little more
+    reach = RAW_CODE_REACH + min(abs(count - len(text)), RAW_CODE_MAX_REACH)
+    scale = count / max(len(text), 1)
+    located: list[tuple[int, int, int]] = []
+    low = 0
+    for match in RAW_CODE.finditer(text):
+        code = ord(match.group())
+        # where the last code was found says where this one is: the drift is local
+        guess = match.start() + located[-1][2] - located[-1][0] if located else round(match.start() * scale)
+        for index in _outward(max(guess, low), low, count, reach):
+            if get(textpage, index) == code:
+                break
+        else:
+            return None
+        located.append((match.start(), code, index))
+        low = index + 1
+    return located
+
+
+def _outward(guess: int, low: int, count: int, reach: int) -> Iterator[int]:
+    """Indices from ``guess`` outwards, within ``[low, count)`` and ``reach`` of it."""
+    for step in range(reach):
+        for index in (guess + step, guess - step) if step else (guess,):
+            if low <= index < count:
+                yield index
+
+
+def _font_of(textpage: Any, index: int, fonts: dict[int, tuple[str, Any]]) -> tuple[str, Any]:
+    """(base font name, subset tag stripped, and pdfium's handle) of character ``index``'s font;
+    ("", None) when pdfium has none."""
+    c = pdfium_c
+    obj = c.FPDFText_GetTextObject(textpage, index)
+    font = c.FPDFTextObj_GetFont(obj) if obj else None
+    if not font:
+        return "", None
+    key = ctypes.cast(font, ctypes.c_void_p).value or 0
+    if key not in fonts:
+        fonts[key] = (_base_name(font), font)
+    return fonts[key]
+
+
+def _base_name(font: Any) -> str:
+    """pdfium's base font name of a font handle, subset tag stripped."""
+    size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
+    buffer = ctypes.create_string_buffer(max(size, 1))
+    pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
+    return _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
+
+
+#: an entry of a Type 1 program's own encoding: ``dup 18 /parenleftbigg put``
+_PROGRAM_ENCODING = re.compile(rb"dup\s+(\d+)\s*/([^\s/\[\]{}()<>]+)\s+put")
+
+
+def program_glyph_names(font: Any) -> dict[int, str]:
+    """Code -> glyph name of an embedded Type 1 program's own encoding (its clear-text part, before
+    ``eexec``): what pdfium draws a code with when the font dictionary names no other encoding, as
+    TeX's fonts from pdfTeX and dvipdfm do. Empty for other programs (CFF, TrueType) and for one
+    in StandardEncoding. pdfium hands over the program: no stream is decoded in Python."""
+    c = pdfium_c
+    if not font or not c.FPDFFont_GetIsEmbedded(font):
+        return {}
+    size = ctypes.c_size_t()
+    if not c.FPDFFont_GetFontData(font, None, 0, ctypes.byref(size)) or size.value < 16:
+        return {}
+    program = (ctypes.c_uint8 * size.value)()
+    c.FPDFFont_GetFontData(font, program, size.value, ctypes.byref(size))
+    data = bytes(program)
+    if not data.startswith((b"%!", b"\x80\x01")):  # not a Type 1 program
+        return {}
+    clear = data[: data.find(b"eexec")] if b"eexec" in data else data
+    return {int(code): name.decode("latin-1") for code, name in _PROGRAM_ENCODING.findall(clear) if int(code) < 256}
+
+
+def differences_of(font: Mapping[str, Any]) -> dict[int, str]:
+    """Code -> glyph name of a simple font's /Encoding /Differences (empty without one)."""
+    encoding = _resolve(font.get("/Encoding"))
+    if not isinstance(encoding, Mapping):
+        return {}
+    names: dict[int, str] = {}
+    code = 0
+    for item in _resolve(encoding.get("/Differences")) or []:
+        item = _resolve(item)
+        if isinstance(item, int):
+            code = item
+        elif isinstance(item, str) and item.startswith("/"):
+            names[code] = item[1:]
+            code += 1
+    return names
 
 
 def writes_vertically(font: Mapping[str, Any]) -> bool:
@@ -220,6 +495,11 @@ def base_font_name(font: Mapping[str, Any]) -> str:
     if font.get("/Subtype") == "/Type0" and isinstance(encoding, str) and name.endswith("-" + encoding[1:]):
         name = name[: -len(encoding)]
     return name
+
+
+def _embeds_program(font: Mapping[str, Any]) -> bool:
+    descriptor = _resolve(font.get("/FontDescriptor"))
+    return isinstance(descriptor, Mapping) and any(key in descriptor for key in ("/FontFile2", "/FontFile3"))
 
 
 def _collection(descendant: Mapping[str, Any]) -> str:
@@ -244,13 +524,15 @@ def _table_tags(program: bytes) -> list[bytes]:
 
 def _standard_glyph_name(name: str) -> bool:
     """A glyph name that maps to Unicode by the Adobe Glyph List rules (AGL names, uniXXXX,
-    uXXXXXX, ligatures joined by ``_``, suffixes after ``.``)."""
+    uXXXXXX, ligatures joined by ``_``, suffixes after ``.``), or one of TeX's math glyph names
+    (``parenleftbigg``: tex_glyphs reads those)."""
     from pdfminer.glyphlist import glyphname2unicode
 
     base = name.split(".", 1)[0]
     if not base:
         return False
-    return all(part in glyphname2unicode or _UNI_NAME.fullmatch(part) is not None for part in base.split("_"))
+    return all(part in glyphname2unicode or _UNI_NAME.fullmatch(part) is not None
+               or tex_glyphs.character_of(part) is not None for part in base.split("_"))
 
 
 def _resolve(value: Any) -> Any:

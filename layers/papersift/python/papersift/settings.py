@@ -36,6 +36,8 @@ OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY 
 OCR_MODES = (OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY)
 #: how the API authenticates callers: IAM (SigV4) or an API key with a usage plan
 API_AUTH_MODES = ("iam", "api_key")
+#: Step Functions' log levels, most to least
+WORKFLOW_LOG_LEVELS = ("ALL", "ERROR", "FATAL", "OFF")
 #: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
 API_INLINE_LIMIT_BYTES = 4_500_000
 #: a SigV4 presigned URL lives 7 days at most
@@ -125,7 +127,11 @@ PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
 Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
 Bool = Annotated[bool, _setting(_to_bool)]
 OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
+#: the libraries text.clean.txt may fold accents with (papersift.cleaning)
+TRANSLITERATORS = ("unidecode", "anyascii")
+Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
 Passwords = Annotated[tuple[str, ...], _setting(_to_passwords)]
@@ -134,6 +140,8 @@ ReservedConcurrency = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (none) or positive, got {value!r}"))]
 ParallelFiles = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (one per core) or more, got {value}"))]
+RenderingChecks = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (no checks) or more, got {value}"))]
 UrlSeconds = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_SIGV4)]
 InlineBytes = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_INLINE)]
 
@@ -188,10 +196,25 @@ class Settings(BaseModel):
     ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: PositiveInt = 120
+    #: pages of one document whose text layer stays uncertain (fonts no map ties to Unicode, a script
+    #: implausible for its characters, engines that disagree) checked against the rendered page by
+    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off
+    max_rendering_checks: RenderingChecks = 20
+    #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
+    #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi
+    rendering_check_dpi: PositiveInt = 150
+    #: pictures embedded in an office file, e-book or HTML page that OCR reads per document (after
+    #: the ones too small to hold text and the repeats of the same bytes are set aside); the pictures
+    #: beyond it are listed in the report as skipped_limit, not read
+    max_pictures_per_document: PositiveInt = 50
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
     clean_text: Bool = False
+    #: what folds its accents: unidecode (GPL-2.0+) or anyascii (ISC), for a deployment that
+    #: must ship no GPL library. They agree on every accented letter of the European languages
+    #: and differ on rare letters and typographic punctuation (README, Licences)
+    clean_text_transliterator: Transliterator = "unidecode"
     #: archive limits
     max_archive_depth: PositiveInt = 5
     max_archive_members: PositiveInt = 10_000
@@ -200,7 +223,8 @@ class Settings(BaseModel):
     #: USD per page, used for the cost ledger in reports
     price_textract_detect_per_page: Price = 0.0015
     price_textract_analyze_per_page: Price = 0.015
-    price_lambda_gb_second: Price = 0.0000166667
+    #: arm64 (Graviton), the stack's architecture; x86_64 is 0.0000166667
+    price_lambda_gb_second: Price = 0.0000133334
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
@@ -221,6 +245,11 @@ class Settings(BaseModel):
     #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
     #: may carry passwords, and processing them takes minutes; results stay
     upload_expiry_days: PositiveInt = 1
+    #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
+    #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
+    workflow_log_level: WorkflowLogLevel = "ERROR"
+    #: also log each state's input and output: document names, keys and settings, never page text
+    workflow_log_execution_data: Bool = False
     #: `papersift extract`: inputs read at once (0: one per core); each writes its results as it finishes
     parallel_files: ParallelFiles = 0
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives

@@ -39,7 +39,7 @@ class FileType:
     #: short family name used for dispatch: pdf, docx, xlsx, xlsm, pptx, odt, ods, odp, epub,
     #: rtf, html, xml, json, csv, tsv, txt, png, jpeg, tiff, gif, bmp, webp, zip, 7z, rar, tar,
     #: gzip, bzip2, xz, zstd, lzma, lzip, compress, cab, arj, lzh, iso, cpio, ar, doc, xls, ppt,
-    #: msg, ole (other OLE2 storage), ole-encrypted (encrypted OOXML), empty, unknown
+    #: eml, msg, ole (other OLE2 storage), ole-encrypted (encrypted OOXML), empty, unknown
     kind: str
     mime: str
     #: how it was decided: "magic", "container", "content", "extension", "empty"
@@ -107,6 +107,7 @@ MIME_TYPES: dict[str, str] = {
     "xls": "application/vnd.ms-excel",
     "ppt": "application/vnd.ms-powerpoint",
     "msg": "application/vnd.ms-outlook",
+    "eml": "message/rfc822",
     "ole": "application/x-ole-storage",
     "ole-encrypted": "application/x-ole-storage",
     "empty": "application/x-empty",
@@ -174,6 +175,11 @@ _TEXT_PREFIX = 64 * 1024
 _CONTROL_BYTES = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x1B)) | frozenset(range(0x1C, 0x20)) | {0x7F}
 _HTML_START = re.compile(rb"<(!doctype\s+html|html|head|body|meta|title|frameset)\b", re.IGNORECASE)
 _XML_HTML = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
+#: an RFC 822 header line (a field name, a colon) and a folded continuation line
+_HEADER_FIELD = re.compile(r"^[!-9;-~]{1,76}:")
+_HEADER_CONTINUATION = re.compile(r"^[ \t]+\S")
+#: fields only a message's header carries: a note that starts "Subject: ..." is no email by itself
+_MAIL_FIELDS = frozenset({"from", "received", "mime-version", "message-id", "return-path", "delivered-to"})
 
 
 def _ft(kind: str, detected_by: str) -> FileType:
@@ -361,6 +367,23 @@ def _ole_kind(container: Callable[[], IO[bytes]], ext: str) -> FileType:
     return _ft("ole", "container")
 
 
+def is_mail_header(text: str) -> bool:
+    """``text`` starts with an email's header: every line up to the first blank one is a header
+    field or its continuation, at least two fields, one of them one only mail has (From,
+    Received, MIME-Version, Message-ID, Return-Path, Delivered-To)."""
+    fields: set[str] = set()
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if not line.strip():
+            return number > 0 and len(fields) >= 2 and bool(fields & _MAIL_FIELDS)
+        if _HEADER_FIELD.match(line):
+            fields.add(line.split(":", 1)[0].lower())
+        elif number == 0 or not _HEADER_CONTINUATION.match(line):
+            return False
+    # no blank line in the head: a header longer than what is looked at still counts
+    return len(lines) > 50 and len(fields) >= 2 and bool(fields & _MAIL_FIELDS)
+
+
 def _text_kind(head: bytes, size: int, ext: str) -> FileType:
     prefix = head[:_TEXT_PREFIX]
     bom = bom_encoding(prefix)
@@ -381,6 +404,8 @@ def _text_kind(head: bytes, size: int, ext: str) -> FileType:
         return _ft("html" if _XML_HTML.search(start) else "xml", "content")
     if _HTML_START.match(start) or (start.startswith(b"<!--") and _XML_HTML.search(start)):
         return _ft("html", "content")
+    if is_mail_header(stripped[:_TEXT_PREFIX]):
+        return _ft("eml", "content")
     controls = sum(1 for ch in view if ord(ch) < 0x100 and ord(ch) in _CONTROL_BYTES) + view.count("\ufffd")
     if controls and not any(ch.isprintable() and not ch.isspace() for ch in view[:4096]):
         return _ft("unknown", "content")  # a few control bytes and nothing else (a one-byte NUL) are no text

@@ -1,5 +1,6 @@
 """The document verdict: one status and reason for a document from its pages, its errors and its
-plan, and for an archive from its members. The one place that decides trust."""
+plan, for an archive from its members, and for a document that holds files from both. The one place
+that decides trust."""
 
 from __future__ import annotations
 
@@ -105,3 +106,24 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
         how += [f"{counts[PageStatus.OCR]} page(s) read by OCR"] if counts[PageStatus.OCR] else []
         return DocumentStatus.PARTIALLY_RECOVERED, f"{', '.join(how)} of {total}, all trusted"
     return DocumentStatus.CLEAN, f"all {total} page(s) have a trusted text layer"
+
+
+def holder_verdict(own: tuple[str, str], members: tuple[DocumentStatus, str]) -> tuple[DocumentStatus, str]:
+    """A document that holds files (a PDF, an email): its own verdict (``document_verdict``), unless
+    its members' (``archive_verdict``) make the result less trustworthy. A member left out by a
+    limit makes its text incomplete (``limit_exceeded``, as in an archive); any other trouble with
+    them (untrusted, unreadable, a listing that broke off) leaves its own text sound and the whole
+    to review (``needs_review``)."""
+    (own_status, own_reason), (members_status, members_reason) = (DocumentStatus(own[0]), own[1]), members
+    reason = f"{own_reason}; attachments: {members_reason}"
+    if members_status in TRUSTED_DOCUMENT_STATUSES or members_status == DocumentStatus.EMPTY:
+        if members_status == DocumentStatus.EMPTY or own_status not in TRUSTED_DOCUMENT_STATUSES:
+            return own_status, own_reason
+        recovered = DocumentStatus.PARTIALLY_RECOVERED in (own_status, members_status)
+        return (DocumentStatus.PARTIALLY_RECOVERED if recovered else own_status), reason
+    worse = DocumentStatus.LIMIT_EXCEEDED if members_status == DocumentStatus.LIMIT_EXCEEDED \
+        else DocumentStatus.NEEDS_REVIEW
+    if own_status in TRUSTED_DOCUMENT_STATUSES or own_status == DocumentStatus.EMPTY or (
+            own_status == DocumentStatus.NEEDS_REVIEW and worse == DocumentStatus.LIMIT_EXCEEDED):
+        return worse, reason
+    return own_status, reason

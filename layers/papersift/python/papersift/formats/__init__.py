@@ -38,6 +38,8 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "html": "papersift.formats.markup:extract_html",
     "xml": "papersift.formats.markup:extract_xml",
     "epub": "papersift.formats.epub:extract_epub",
+    "eml": "papersift.formats.eml:extract_email",
+    "msg": "papersift.formats.eml:extract_outlook",
     "doc": "papersift.formats.legacy:extract_doc",
     "xls": "papersift.formats.legacy:extract_xls",
     "ppt": "papersift.formats.legacy:extract_ppt",
@@ -55,6 +57,24 @@ def _resolve(target: str) -> WholeExtractor:
 
 def is_supported(file_type: FileType) -> bool:
     return file_type.kind in PAGED_KINDS or file_type.kind in WHOLE_DOCUMENT_EXTRACTORS
+
+
+def holds_files(data: bytes, file_type: FileType) -> bool:
+    """The document may hold files to read as its members (``archives.ATTACHMENT_KINDS``). For a
+    PDF, from its bytes: an embedded file's stream is never inside an object stream, and writers
+    type it ``/EmbeddedFile`` (a FileAttachment annotation names itself); the unpack step reads
+    the real list. For an email, whether a part is a file."""
+    if file_type.kind == "pdf":
+        return b"/EmbeddedFile" in data or b"/FileAttachment" in data
+    if file_type.kind in ("eml", "msg"):
+        from papersift.errors import InputError
+        from papersift.mail import parse_message, parse_outlook
+
+        try:
+            return bool((parse_message if file_type.kind == "eml" else parse_outlook)(data).attachments)
+        except InputError:  # the extract step reports what is wrong with the message
+            return False
+    return False
 
 
 def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | None:
@@ -122,7 +142,12 @@ def _extract_units(data: bytes, file_type: FileType, settings: Settings, first: 
     target = WHOLE_DOCUMENT_EXTRACTORS.get(file_type.kind)
     if target is None:
         raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
-    return _resolve(target)(data, settings)
+    units = _resolve(target)(data, settings)
+    if any(unit.embedded and not unit.report.pictures for unit in units):  # not yet chosen (an encrypted file's are)
+        from papersift.formats._pictures import choose_pictures
+
+        units = choose_pictures(units, settings)
+    return units
 
 
 def extract_encrypted_office(data: bytes, settings: Settings) -> list[PageContent]:
