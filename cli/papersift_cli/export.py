@@ -25,7 +25,7 @@ from papersift.export import (
     PageBody,
     RecordWriter,
     document_records,
-    member_texts,
+    split_member_texts,
     split_pages,
 )
 from papersift.layout import PAGES_FOLDER, REPORT_FILE, TEXT_FILE
@@ -137,7 +137,8 @@ def _read_report(found: _Found, unreadable: list[Path]) -> dict[str, Any] | None
 
 def _records(found: _Found, report: dict[str, Any], origins: dict[str, Origin], unit: str,
              trusted_only: bool) -> Iterator[DocumentRecords]:
-    """The document's records; for an archive in --flat output, its members' after."""
+    """The document's records; in --flat output, its members' after (archive members, embedded
+    files, attachments)."""
     source = report.get("source") or {}
     parent, path = str(source.get("parent_doc_id") or ""), source.get("archive_path")
     if parent in origins and path:
@@ -149,14 +150,17 @@ def _records(found: _Found, report: dict[str, Any], origins: dict[str, Origin], 
         origins[str(report.get("doc_id") or "")] = origin
     pages = report.get("pages") or []
     bodies: Iterable[PageBody]
+    member_texts: dict[str, str] = {}
     if found.pages_folder is not None:
         bodies = _page_files(found.pages_folder)
     else:
         text = _text(found.text_path) if pages or (found.flat and members) else ""
+        if members:  # its members' text follows its own pages' in text.txt
+            text, member_texts = split_member_texts(text, members)
         bodies = (PageBody(t) for t in split_pages(text, len(pages)))
     yield document_records(report, bodies, origin, unit, trusted_only)
-    if found.flat and members:  # --flat keeps members only in the archive's report and text
-        yield from _flat_members(report, text, origin, unit, trusted_only)
+    if found.flat and members:  # --flat keeps members only in the document's report and text
+        yield from _flat_members(report, member_texts, origin, unit, trusted_only)
 
 
 def _page_files(folder: Path) -> Iterator[PageBody]:
@@ -171,11 +175,10 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _flat_members(report: dict[str, Any], archive_text: str, origin: Origin, unit: str,
+def _flat_members(report: dict[str, Any], texts: dict[str, str], origin: Origin, unit: str,
                   trusted_only: bool) -> Iterator[DocumentRecords]:
-    """--flat keeps an archive's members only as entries of its report and parts of its text:
-    their pages carry the member's status and text, no page status or engine."""
-    texts = member_texts(archive_text, report.get("members") or [])
+    """--flat keeps a document's members only as entries of its report and parts of its text
+    (``texts``, by path): their pages carry the member's status and text, no page status or engine."""
     for member in report.get("members") or []:
         path = str(member.get("path") or "")
         if path not in texts:

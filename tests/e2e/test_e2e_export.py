@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from archive_factory import zip_bytes
+from attachment_factory import email_with_attachments
 from pdf_factory import mixed_pdf, text_pdf
 
 from papersift.export import COLUMN_NAMES
@@ -20,8 +21,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 @pytest.fixture
 def inputs(tmp_path: Path) -> Path:
-    """A two-page memo, a PDF whose second page is a scan (not trusted with OCR off), and an
-    archive with a member in a folder and a nested archive."""
+    """A two-page memo, a PDF whose second page is a scan (not trusted with OCR off), an archive
+    with a member in a folder and a nested archive, and an email with a PDF attached."""
     folder = tmp_path / "inputs"
     folder.mkdir()
     (folder / "memo.pdf").write_bytes(text_pdf(["Quarterly memo about lighthouse maintenance.",
@@ -32,6 +33,9 @@ def inputs(tmp_path: Path) -> Path:
         "docs/river.txt": b"Alpha notes about the river and its ferries.\n",
         "inner.zip": inner,
     }))
+    (folder / "mail.eml").write_bytes(email_with_attachments(
+        subject="Proposta", plain="Segue a proposta em anexo.", html="<p>Segue a proposta em anexo.</p>",
+        files={"proposal.pdf": (text_pdf(["Proposal for the supply of office chairs."]), "application/pdf")}))
     return folder
 
 
@@ -62,7 +66,8 @@ def test_every_page_of_every_document_and_member_is_one_record(inputs: Path, tmp
     results = extracted(inputs, tmp_path / "out")
     rows = by_place(export(results, tmp_path / f"pages{suffix}"))
     assert set(rows) == {("memo.pdf", None, 1), ("memo.pdf", None, 2), ("annex.pdf", None, 1), ("annex.pdf", None, 2),
-                         ("bundle.zip", "docs/river.txt", 1), ("bundle.zip", "inner.zip/deep.txt", 1)}
+                         ("bundle.zip", "docs/river.txt", 1), ("bundle.zip", "inner.zip/deep.txt", 1),
+                         ("mail.eml", None, 1), ("mail.eml", "attachments/proposal.pdf", 1)}
     memo = rows[("memo.pdf", None, 2)]
     assert memo["text"] == "Second page mentions the harbour budget."
     assert (memo["status"], memo["trusted"], memo["engine"], memo["role"], memo["block"]) == \
@@ -74,6 +79,10 @@ def test_every_page_of_every_document_and_member_is_one_record(inputs: Path, tmp
     assert "old mill" in deep["text"] and deep["detected_type"] == "txt"
     bundle = json.loads((results / "bundle.zip" / "report.json").read_text(encoding="utf-8"))
     assert deep["parent_doc_id"] == bundle["doc_id"], "a nested archive's members are its top archive's"
+    mail, attached = rows[("mail.eml", None, 1)], rows[("mail.eml", "attachments/proposal.pdf", 1)]
+    assert "Segue a proposta" in mail["text"] and "office chairs" not in mail["text"], "its attachment's own record"
+    assert attached["text"] == "Proposal for the supply of office chairs." and attached["engine"] == "pdfium"
+    assert attached["parent_doc_id"] == mail["doc_id"]
     scan = rows[("annex.pdf", None, 2)]
     assert (scan["status"], scan["trusted"], scan["document_status"], scan["document_trusted"]) == \
         ("needs_ocr", False, "needs_review", False)
@@ -86,7 +95,7 @@ def test_trusted_only_keeps_the_trusted_pages_of_a_document_under_review(inputs:
     rows = by_place(export(results, tmp_path / f"trusted{suffix}", "--trusted-only"))
     assert ("annex.pdf", None, 1) in rows, "the native first page of the document under review"
     assert ("annex.pdf", None, 2) not in rows, "its scanned page, not read with OCR off"
-    assert len(rows) == 5 and all(row["trusted"] for row in rows.values())
+    assert len(rows) == 7 and all(row["trusted"] for row in rows.values())
 
 
 def test_flat_output_exports_its_archive_members_from_the_archive_text(inputs: Path, tmp_path: Path) -> None:
@@ -97,6 +106,9 @@ def test_flat_output_exports_its_archive_members_from_the_archive_text(inputs: P
     assert river["text"] == "Alpha notes about the river and its ferries.\n"
     assert river["status"] is None and river["trusted"] and river["document_status"] == "clean"
     assert rows[("annex.pdf", None, 2)]["status"] == "needs_ocr"
+    mail = rows[("mail.eml", None, 1)]
+    assert "Segue a proposta" in mail["text"] and "office chairs" not in mail["text"]
+    assert rows[("mail.eml", "attachments/proposal.pdf", 1)]["text"] == "Proposal for the supply of office chairs."
 
 
 @pytest.mark.slow
@@ -107,7 +119,7 @@ def test_run_output_exports_the_same_records_as_extract_output(inputs: Path, tmp
         results = extracted(inputs, tmp_path / command, command)
         rows[command] = sorted((r["source_name"], r["archive_path"] or "", r["page"], r["status"], r["text"])
                                for r in export(results, tmp_path / f"{command}.jsonl"))
-    assert rows["run"] == rows["extract"] and len(rows["run"]) == 6
+    assert rows["run"] == rows["extract"] and len(rows["run"]) == 8
 
 
 def test_parquet_without_pyarrow_is_a_one_line_usage_error_naming_the_extra(

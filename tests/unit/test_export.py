@@ -16,7 +16,7 @@ from papersift.export import (
     Origin,
     PageBody,
     document_records,
-    member_texts,
+    split_member_texts,
     split_pages,
     stored_document_records,
 )
@@ -91,8 +91,16 @@ def test_each_archive_member_gets_its_own_text_back_from_the_archive_text() -> N
     parts = [member_tag("docs/a.txt") + "\nAlpha\n\nstill alpha", member_tag("b.pdf") + "\nBeta page\fBeta two"]
     members = [{"path": "docs/a.txt", "doc_id": "m1"}, {"path": "empty.txt", "doc_id": "m2"},
                {"path": "skipped.bin", "doc_id": None}, {"path": "b.pdf", "doc_id": "m3"}]
-    assert member_texts("\n\n".join(parts), members) == {"docs/a.txt": "Alpha\n\nstill alpha",
-                                                         "b.pdf": "Beta page\fBeta two"}
+    assert split_member_texts("\n\n".join(parts), members) == (
+        "", {"docs/a.txt": "Alpha\n\nstill alpha", "b.pdf": "Beta page\fBeta two"})
+
+
+def test_an_email_keeps_its_own_text_apart_from_its_attachments_text() -> None:
+    text = "From: ana@example.com\n\nBody of the mail.\n\n" + member_tag("attachments/p.pdf") + "\nProposal page"
+    own, members = split_member_texts(text, [{"path": "attachments/p.pdf", "doc_id": "m1"}])
+    assert (own, members) == ("From: ana@example.com\n\nBody of the mail.", {"attachments/p.pdf": "Proposal page"})
+    assert split_member_texts("No attachment had text.", [{"path": "x.txt", "doc_id": "m1"}]) == \
+        ("No attachment had text.", {})
 
 
 def test_block_records_carry_their_role_and_the_section_they_are_in() -> None:

@@ -118,9 +118,11 @@ def split_pages(text: str, count: int) -> list[str]:
     return pieces + [""] * (count - len(pieces))
 
 
-def member_texts(archive_text: str, members: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Each member's text out of an archive's text.txt (members in report order, each under its
-    tag line, parts joined by a blank line): what --flat output keeps of an archive's members."""
+def split_member_texts(text: str, members: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+    """text.txt of a document with members (an archive; a PDF with embedded files, an email with
+    attachments) cut into its own pages' text, before the first member's tag line, and each
+    member's text (members in report order, each under its tag line, parts joined by a blank
+    line): the own text goes to the document's pages, and --flat output keeps its members only so."""
     found: list[tuple[str, int, int]] = []  # path, tag start, text start
     position = 0
     for member in members:
@@ -128,10 +130,10 @@ def member_texts(archive_text: str, members: Sequence[Mapping[str, Any]]) -> dic
         if not member.get("doc_id") or not path:
             continue
         marker = member_tag(path) + "\n"
-        if not found and archive_text.startswith(marker):
+        if not found and text.startswith(marker):
             start = 0
         else:
-            start = archive_text.find("\n\n" + marker, position)
+            start = text.find("\n\n" + marker, position)
             if start < 0:
                 continue  # a member without text has no tag line
             start += 2
@@ -139,9 +141,10 @@ def member_texts(archive_text: str, members: Sequence[Mapping[str, Any]]) -> dic
         position = start + len(marker)
     texts = {}
     for index, (path, _, text_start) in enumerate(found):
-        end = found[index + 1][1] - 2 if index + 1 < len(found) else len(archive_text)
-        texts[path] = archive_text[text_start:end]
-    return texts
+        end = found[index + 1][1] - 2 if index + 1 < len(found) else len(text)
+        texts[path] = text[text_start:end]
+    own = text[: max(found[0][1] - 2, 0)] if found else text
+    return own, texts
 
 
 #: the columns each record has of its own; the first seven, the document's, all its records share
@@ -236,6 +239,8 @@ def stored_document_records(store: ObjectStore, doc_id: str, origin: Origin | No
     else:
         count = len(report.get("pages") or [])
         text = store.get(prefix + TEXT_FILE).decode("utf-8") if count and store.exists(prefix + TEXT_FILE) else ""
+        if report.get("members"):  # its members' text follows its own pages' in text.txt
+            text, _ = split_member_texts(text, report["members"])
         bodies = (PageBody(t) for t in split_pages(text, count))
     return document_records(report, bodies, origin, unit, trusted_only)
 
