@@ -409,6 +409,10 @@ def export(args: argparse.Namespace) -> int:
     if args.out.is_dir():
         print(f"papersift: error: --out {args.out} is a folder: name the file to write", file=sys.stderr)
         return EXIT_USAGE
+    if not args.out.absolute().parent.is_dir():
+        print(f"papersift: error: --out {args.out}: its folder {args.out.absolute().parent} does not exist",
+              file=sys.stderr)
+        return EXIT_USAGE
     started = time.monotonic()
     try:
         count = export_results(args.results, args.out, args.export_format, args.unit, args.trusted_only)

@@ -137,8 +137,13 @@ def test_parquet_without_pyarrow_is_a_one_line_usage_error_naming_the_extra(
     assert main(["export", str(results), "--format", "jsonl", "--out", str(tmp_path / "pages.jsonl")]) == 0
 
 
-def test_a_results_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_results_folder_that_is_not_there_or_an_out_that_cannot_be_written_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["export", str(tmp_path / "nowhere"), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path)]) == 2
+    assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "no" / "x.jsonl")]) == 2
+    assert capsys.readouterr().err.count("papersift: error:") == 3
 
 
 def test_a_report_cut_short_by_a_killed_run_leaves_its_document_out_with_a_warning(
