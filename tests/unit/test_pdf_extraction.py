@@ -56,7 +56,7 @@ def test_text_has_unix_newlines_and_no_trailing_spaces_or_form_feeds() -> None:
 
 def test_pages_beyond_max_pages_are_skipped_with_a_reason() -> None:
     pages = pdf.extract_pages(numbered_pdf(5), Settings(max_pages=3), 1, 5)
-    assert [p.report.status for p in pages] == ["clean"] * 3 + ["skipped"] * 2
+    assert [p.report.status for p in pages] == ["clean"] * 3 + ["skipped_limit"] * 2
     assert pages[4].text == "" and "max_pages=3" in pages[4].report.reason
 
 

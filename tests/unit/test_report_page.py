@@ -94,7 +94,7 @@ def test_runs_of_plain_clean_pages_fold_into_one_row_and_suspects_keep_their_own
 
 def test_suspect_pages_are_ranked_by_severity_then_confidence() -> None:
     pages = [page(1, "recovered", confidence=0.5), page(2, "needs_ocr", confidence=0.3), page(3),
-             page(4, "failed", confidence=0.0), page(5, "needs_ocr", confidence=0.1), page(6, "skipped")]
+             page(4, "failed", confidence=0.0), page(5, "needs_ocr", confidence=0.1), page(6, "skipped_limit")]
     ranked = suspect_pages(report(pages))
     assert [p.number for p in ranked] == [4, 5, 2, 1]
     assert thumbnail_pages(report(pages), PageLimits(max_thumbnails=2)) == [4, 5]

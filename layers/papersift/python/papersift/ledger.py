@@ -107,7 +107,7 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
                   + sum(invocations.values()) * settings.price_lambda_request)
     workflow_usd = transitions * settings.price_state_transition
     every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
-    readable = sum(1 for p in pages if p.status != "skipped") if paged else 0
+    readable = sum(1 for p in pages if p.status != "skipped_limit") if paged else 0
     return {
         "pages_by_engine": dict(Counter(p.engine for p in pages if p.engine)),
         "textract_pages": dict(calls),

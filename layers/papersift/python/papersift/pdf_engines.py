@@ -437,8 +437,11 @@ def _page_tree_doubt(document: pdfium.PdfDocument, data: bytes) -> tuple[int | N
 class PdfHandle:
     """One opened PDF for a batch of pages: pdfium at once, the other engines lazily."""
 
-    def __init__(self, data: bytes, passwords: tuple[str, ...]) -> None:
+    def __init__(self, data: bytes, passwords: tuple[str, ...], without_pdfium: str = "") -> None:
+        """``without_pdfium``: why pdfium must not read this PDF (it crashed its worker on the page
+        read now): the other engines open it, as when pdfium cannot."""
         self.data = data
+        self._without_pdfium = without_pdfium
         self.candidates = password_candidates(passwords)
         self.password = b""
         self.pdfium: pdfium.PdfDocument | None = None
@@ -466,7 +469,9 @@ class PdfHandle:
         if b"%PDF" not in self.data[:4096]:
             raise CorruptInputError("not a PDF: no %PDF header in the first 4 KiB")
         wrong_password = False
-        for candidate in self.candidates:
+        if self._without_pdfium:
+            self.pdfium_error = self._without_pdfium
+        for candidate in self.candidates if not self._without_pdfium else ():
             try:
                 self.pdfium = _open_pdfium(self.data, candidate)
                 self.password = candidate
@@ -512,7 +517,8 @@ class PdfHandle:
             self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages", pdfium_empty)
             return
         self._pypdf = reader
-        self.open_note = f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it"
+        self.open_note = (f"{self._without_pdfium}: read without pdfium, by pypdf" if self._without_pdfium
+                          else f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it")
 
     def _open_pdfminer(self, others: str, others_found_none: bool) -> None:
         """The last opener: pdfminer finds pages by their /Type when the page tree is broken.

@@ -48,7 +48,8 @@ class PageStatus(StrEnum):
     LOW_CONFIDENCE = "low_confidence"  # OCR ran but could not read the page with confidence: review it
     CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"  # suspect and nothing better found
     FAILED = "failed"  # every engine raised
-    SKIPPED = "skipped"  # beyond max_pages
+    #: past a limit, not read: beyond max_pages (signal max_pages)
+    SKIPPED_LIMIT = "skipped_limit"
     #: real text, cut short by a safety limit or a bomb (or an external entity never resolved):
     #: the signals and the reason say which; never trusted
     TRUNCATED = "truncated"
@@ -81,8 +82,11 @@ TRUSTED_PAGE_STATUSES = frozenset({PageStatus.CLEAN, PageStatus.RECOVERED, PageS
 #: the truncated signal every unit cut short carries, whatever cut it
 TRUNCATED_SIGNAL = "truncated"
 
-#: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses)
-LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep"})
+#: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses,
+#: ``max_pages`` for the pages past it): a page past ``unit_memory_mb`` is ``memory_limit``, one past
+#: ``page_seconds`` ``deadline_exceeded``
+LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep",
+                               "max_pages", "memory_limit", "deadline_exceeded"})
 
 #: what may cut a unit short: the limits and bombs, and an external entity papersift never resolves
 TRUNCATION_CODES = LIMIT_ERROR_CODES | {"external_entity"}
@@ -96,6 +100,11 @@ _STATUS_OF_ERROR_CODE = {
     "bad_input": DocumentStatus.CORRUPT_UNRECOVERABLE,
     **{code: DocumentStatus.LIMIT_EXCEEDED for code in LIMIT_ERROR_CODES},
 }
+
+
+def limit_code_of(signals: Iterable[str]) -> str:
+    """The limit a page's signals name ('' when none does)."""
+    return next((s for s in signals if s in LIMIT_ERROR_CODES), "")
 
 
 def status_for_error(code: str) -> DocumentStatus:
@@ -401,12 +410,15 @@ class ExtractionReport(ReportModel):
     @property
     def error_code(self) -> str:
         """The machine code of why the document is not what it seems ('' when nothing went wrong):
-        the first error's code, else the limit that cut a unit short."""
+        the first error's code, else the limit that cut a unit short, left it unread or stopped it
+        (``max_pages``, ``memory_limit``, ``deadline_exceeded``...)."""
         if self.errors:
             return self.errors[0].code
         for page in self.pages:
-            if page.status == PageStatus.TRUNCATED:
+            if page.status in (PageStatus.TRUNCATED, PageStatus.SKIPPED_LIMIT):
                 return next((s for s in page.signals if s in TRUNCATION_CODES), "limit_exceeded")
+            if page.status == PageStatus.FAILED and (code := limit_code_of(page.signals)):
+                return code
         return ""
 
     @computed_field(description="the doubtful fonts of the pages whose fonts were consulted, each once, with its "  # type: ignore[prop-decorator]

@@ -59,9 +59,9 @@ class PdfPages:
     """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
     read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
 
-    def __init__(self, data: bytes, settings: Settings) -> None:
+    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "") -> None:
         self.data, self.settings = data, settings
-        self.handle = PdfHandle(data, settings.passwords)
+        self.handle = PdfHandle(data, settings.passwords, without_pdfium)
 
     @property
     def count(self) -> int:
@@ -676,7 +676,8 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
 
 
 def _skipped(number: int, max_pages: int) -> PageContent:
-    report = PageReport.without_text(number, PageStatus.SKIPPED, f"beyond max_pages={max_pages}", signals=["max_pages"])
+    report = PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}",
+                                     signals=["max_pages"])
     return PageContent(number=number, text="", report=report)
 
 

@@ -101,9 +101,41 @@ def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int
         if result is None:
             return
         if isinstance(result, UnitFailure):
-            yield _unfinished_page(number, result.error), None
+            yield _after_crash(source, file_type, limits, number, result.error)
         else:
             yield result
+
+
+def _after_crash(source: Source, file_type: FileType, limits: Limits, number: int,
+                 error: PapersiftError) -> tuple[PageContent, bytes | None]:
+    """A page whose worker died: a PDF's page that crashed its engine is read once more without
+    pdfium (the native library the ladder starts with: the other engines are Python or a program
+    of their own, and cannot take the worker down), in a fresh worker under the same limits. A page
+    a limit stopped, or that the others cannot read either, ends failed with the first reason."""
+    if file_type.kind != "pdf" or not isinstance(error, EngineCrashError):
+        return _unfinished_page(number, error), None
+    read = functools.partial(_read_page_without_pdfium, source.data, source.settings, number,
+                             f"pdfium crashed on page {number} ({error})")
+    try:
+        found = run_once(read, limits)
+    except Exception:  # the others failed on it too: the crash is its story
+        found = None
+    if found is None or found[0].report.status == PageStatus.FAILED:
+        return _unfinished_page(number, error), None
+    page, cut = found
+    page.report.signals.append(error.code)
+    page.report.errors.insert(0, ErrorRecord.from_exception(error, engine="pdfium", page=number))
+    return page, cut
+
+
+def _read_page_without_pdfium(data: bytes, settings: Settings, number: int,
+                              why: str) -> tuple[PageContent, bytes | None] | None:
+    """One page of a PDF read by the ladder without pdfium (module-level: a fork server's worker
+    gets it pickled)."""
+    from papersift.formats.pdf import PdfPages
+
+    with PdfPages(data, settings, without_pdfium=why) as document:
+        return _read_page(document, number)
 
 
 def _read_page(document: formats.PagedDocument, number: int) -> tuple[PageContent, bytes | None] | None:
