@@ -29,6 +29,7 @@ from papersift.export import (
     split_pages,
 )
 from papersift.layout import PAGES_FOLDER, REPORT_FILE, TEXT_FILE
+from papersift_cli.leftovers import is_output_folder
 from papersift_cli.parquet import ParquetWriter
 
 #: --flat's files beside each other: DIR/<stem>.txt and DIR/<stem>.report.json
@@ -112,8 +113,9 @@ def _documents(results: Path, unit: str, trusted_only: bool, unreadable: list[Pa
 
 def _walk(results: Path) -> Iterator[_Found]:
     for folder, subfolders, files in os.walk(results):
-        subfolders.sort()
         here = Path(folder)
+        # an extract's work folder, a result being written or left by a killed run: not results
+        subfolders[:] = sorted(s for s in subfolders if not is_output_folder(here / s))
         if REPORT_FILE in files:
             subfolders[:] = [s for s in subfolders if s != PAGES_FOLDER.rstrip("/")]
             pages = here / PAGES_FOLDER

@@ -156,3 +156,16 @@ def test_a_report_cut_short_by_a_killed_run_leaves_its_document_out_with_a_warni
     rows = by_place(export(results, tmp_path / "pages.jsonl"))
     assert not [place for place in rows if place[0] == "memo.pdf"] and ("annex.pdf", None, 1) in rows
     assert f"could not be read, their documents left out: {report}" in capsys.readouterr().err
+
+
+def test_the_work_and_half_written_folders_a_killed_run_leaves_are_not_exported(inputs: Path, tmp_path: Path) -> None:
+    results = extracted(inputs, tmp_path / "out")
+    memo_report = (results / "memo.pdf" / "report.json").read_bytes()
+    work = results / ".papersift-work-999999-abcdef12"
+    half_written = results / "memo.pdf" / ".papersift-tmp-999999-abcdef12"
+    for leftover, document in ((work, work / "results" / "d1"), (half_written, half_written)):
+        document.mkdir(parents=True)
+        (document / "report.json").write_bytes(memo_report)
+        (leftover / f".papersift-{leftover.name.split('-')[1]}-folder").write_text("left by a killed run\n")
+    rows = export(results, tmp_path / "pages.jsonl")
+    assert sorted(r["page"] for r in rows if r["source_name"] == "memo.pdf") == [1, 2], "the memo once, not thrice"
