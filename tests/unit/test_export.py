@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from papersift.export import (
     COLUMN_NAMES,
+    EXPORT_COLUMNS,
     DocumentRecords,
     Origin,
     PageBody,
@@ -174,3 +176,12 @@ def test_a_document_in_the_bucket_without_page_files_is_exported_from_its_text(t
     store.put("results/d1/report.json", json.dumps(report(2)).encode())
     store.put("results/d1/text.txt", "première\fseconde".encode())
     assert [r["text"] for r in stored_document_records(store, "d1")] == ["première", "seconde"]
+
+
+def test_the_athena_table_in_the_docs_has_the_export_columns_in_order() -> None:
+    """docs/export.md's DDL is what users paste: a column added or retyped must change it too."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "export.md").read_text(encoding="utf-8")
+    ddl = re.search(r"CREATE EXTERNAL TABLE \w+ \((.*?)\n\)", docs, re.S)
+    assert ddl, "docs/export.md lost its CREATE EXTERNAL TABLE"
+    columns = [tuple(line.strip().rstrip(",").split()) for line in ddl.group(1).strip().splitlines()]
+    assert columns == [(c.name, c.athena_type) for c in EXPORT_COLUMNS]
