@@ -136,6 +136,13 @@ def output_name(kind: str) -> str:
     return f".papersift-{kind}-{os.getpid()}-{secrets.token_hex(4)}"
 
 
+def is_output_folder(path: Path) -> bool:
+    """Whether ``path`` is one of papersift's own folders in an output folder (a work folder, a
+    result still being written or left by a killed run), not a result: its exact name and marker."""
+    match = _OUTPUT_FOLDER.fullmatch(path.name)
+    return match is not None and (path / output_marker(match.group(1))).is_file()
+
+
 def make_output_folder(parent: Path, kind: str) -> Path:
     """``parent/.papersift-<kind>-<this pid>-<random>``, with its marker inside."""
     while True:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from papersift.errors import SettingsError
+from papersift.export import EXPORT_FORMATS, EXPORT_UNITS
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
 from papersift.names import name_text
 from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
@@ -126,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", default=None, metavar="KEY",
                        help="the key callers send as x-api-key with --auth api_key (default: a random one)")
     serve.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
+    export = commands.add_parser("export", help="every page (or block) of a results folder as JSONL or Parquet records")
+    export.add_argument("results", type=Path, metavar="RESULTS_DIR", help="a folder `run` or `extract` wrote")
+    export.add_argument("--format", choices=EXPORT_FORMATS, required=True, dest="export_format",
+                        help="jsonl, or parquet (needs the export extra)")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--unit", choices=EXPORT_UNITS, default="page",
+                        help="one record a page, or a block where pages/N.json has blocks")
+    export.add_argument("--trusted-only", action="store_true", help="only pages whose text is trusted")
     doctor = commands.add_parser("doctor", help="say which tools and packages are missing and how to install them")
     doctor.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
     doctor.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder whose free disk to check")
@@ -276,6 +285,8 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # Tesseract on one core a page, as in the image
     if args.command == "serve":
         return serve(args)
+    if args.command == "export":
+        return export(args)
     if args.command == "doctor":
         from papersift_cli.doctor import run_doctor
 
@@ -383,6 +394,38 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
 
 
 # -- papersift serve ----------------------------------------------------------------------
+
+
+def export(args: argparse.Namespace) -> int:
+    """`papersift export`: one line of counts on stdout (and one on stderr naming the reports it
+    could not read: a run killed while writing one); a folder that is none, or Parquet without
+    pyarrow, is a usage error (exit 2) before anything is written."""
+    from papersift.errors import MissingExtraError
+    from papersift_cli.export import export_results
+
+    if not args.results.is_dir():
+        print(f"papersift: error: {args.results} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    if args.out.is_dir():
+        print(f"papersift: error: --out {args.out} is a folder: name the file to write", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.out.absolute().parent.is_dir():
+        print(f"papersift: error: --out {args.out}: its folder {args.out.absolute().parent} does not exist",
+              file=sys.stderr)
+        return EXIT_USAGE
+    started = time.monotonic()
+    try:
+        count = export_results(args.results, args.out, args.export_format, args.unit, args.trusted_only)
+    except MissingExtraError as exc:
+        print(f"papersift: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{count.records} record(s) of {count.documents} document(s) to {args.out} "
+          f"({time.monotonic() - started:.2f}s)")
+    if count.unreadable:
+        print(f"papersift: warning: {len(count.unreadable)} report(s) could not be read, their documents left out: "
+              f"{', '.join(map(str, count.unreadable[:3]))}{' ...' if len(count.unreadable) > 3 else ''}",
+              file=sys.stderr)
+    return EXIT_OK
 
 
 def serve(args: argparse.Namespace) -> int:

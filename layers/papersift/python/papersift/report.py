@@ -76,6 +76,8 @@ class DocumentStatus(StrEnum):
 
 #: document statuses whose text can be used without human review
 TRUSTED_DOCUMENT_STATUSES = frozenset({DocumentStatus.CLEAN, DocumentStatus.PARTIALLY_RECOVERED})
+#: page statuses whose text the verdict trusts (a review count leaves them out)
+TRUSTED_PAGE_STATUSES = frozenset({PageStatus.CLEAN, PageStatus.RECOVERED, PageStatus.OCR})
 
 #: the truncated signal every unit cut short carries, whatever cut it
 TRUNCATED_SIGNAL = "truncated"

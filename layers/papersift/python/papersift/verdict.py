@@ -11,6 +11,7 @@ from papersift.content import PageContent
 from papersift.errors import input_error_code
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
+    TRUSTED_PAGE_STATUSES,
     DocumentStatus,
     ErrorRecord,
     MemberReport,
@@ -20,8 +21,6 @@ from papersift.report import (
 )
 from papersift.steps.contracts import ArchiveListing, Plan, Route, StepError
 
-#: page statuses a review count leaves out: text the verdict trusts
-_TRUSTED_PAGES = frozenset({PageStatus.CLEAN, PageStatus.RECOVERED, PageStatus.OCR})
 #: unpack statuses that are no problem: a nested archive whose members are listed on their own
 _UNPACK_ONLY = frozenset({archives.MemberStatus.EXPANDED})
 
@@ -109,7 +108,7 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     if limited:
         return DocumentStatus.LIMIT_EXCEEDED, limited
     if review:
-        parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in _TRUSTED_PAGES]
+        parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in TRUSTED_PAGE_STATUSES]
         return DocumentStatus.NEEDS_REVIEW, "; ".join(parts) + f" of {total}"
     if not any(p.text.strip() for p in pages):
         engines = ", ".join(sorted({p.report.engine for p in pages if p.report.engine})) or "no engine"

@@ -22,10 +22,12 @@ from papersift.layout import (
     HTML_CONTENT_TYPE,
     MARKDOWN_CONTENT_TYPE,
     MARKDOWN_FILE,
+    PAGE_SEPARATOR,
     REPORT_FILE,
     REPORT_PAGE_FILE,
     TEXT_CONTENT_TYPE,
     TEXT_FILE,
+    member_tag,
     page_file,
     results_prefix,
 )
@@ -67,9 +69,6 @@ from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 if TYPE_CHECKING:  # the report page (Jinja2) loads when assemble writes it (cold starts)
     from papersift.report_page import Thumbnail
-
-
-PAGE_SEPARATOR = "\f"
 
 
 def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
@@ -220,11 +219,6 @@ def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionRep
         return run_once(functools.partial(pdf_thumbnails, report, data, passwords), limits)
     except Exception:  # pictures are a courtesy: a source gone or unreadable must never fail the result
         return []
-
-
-def member_tag(path: str) -> str:
-    """The line that precedes each member's text in an archive's text.txt."""
-    return f"=== {path} ==="
 
 
 def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, settings: Settings,
