@@ -224,7 +224,8 @@ def test_past_the_threshold_ocr_pages_run_in_a_distributed_map_reading_the_manif
                           seconds=0.01)
 
     aws.handler_module("ocr").engines = OcrEngines(tesseract=quick, textract=None)
-    frames = [text_image(["frame"], font_size=20, width=200)] * 45
+    # each frame its own: identical frames would be read once (the OCR plan's survey)
+    frames = [text_image([f"frame {n}"], font_size=20, width=200) for n in range(1, 46)]
     out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
     outcome, report = run(aws, tmp_path, "long-scan.tif", out.getvalue())

@@ -13,6 +13,7 @@ from scan_factory import blank_image, drawing_image, text_image
 
 from papersift.content import PageContent
 from papersift.errors import OcrRejectedError, OcrThrottledError, OcrUnavailableError
+from papersift.ocr import pictures
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, judge_reading, read_page
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
 from papersift.ocr.routing import PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
@@ -151,7 +152,40 @@ def test_a_blank_page_is_said_to_be_blank_and_is_not_a_problem() -> None:
     tesseract = FakeEngine(reading(TESSERACT, "", confidence=None, words=0))
     page = read_page(task(image=blank_image()), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
     assert page.report.status == "ocr" and page.text == ""
-    assert "blank_page" in page.report.signals and page.report.reason.startswith("tesseract read the page: blank")
+    assert "blank_page" in page.report.signals and page.report.reason.startswith("blank page")
+
+
+@pytest.mark.parametrize("mode", ["local-first", "textract-first", "textract-only"])
+def test_a_blank_page_costs_no_engine_call(mode: str) -> None:
+    """A blank sheet in a scanned stack (and dust on it, and JPEG noise) is recorded blank_page
+    without Tesseract's 0.25 s or a Textract bill."""
+    sheet = blank_image(2550, 3300)
+    for speck in ((400, 500), (2000, 3000), (1200, 40)):  # three specks of dust, 3 px each
+        sheet.paste(0, (*speck, speck[0] + 3, speck[1] + 3))
+    noisy = Image.effect_noise(sheet.size, 6).point(lambda value: min(255, value + 112))  # paper at 240 +- 6
+    sheet = Image.composite(sheet, noisy, sheet.point(lambda value: 255 if value < 128 else 0))
+    tesseract, textract = FakeEngine(reading(TESSERACT, GOOD)), FakeEngine(reading(TEXTRACT, GOOD))
+    page = read_page(task(image=sheet), engine_order(mode), engines(tesseract, textract), languages=LANGUAGES)
+    assert "blank_page" in page.report.signals and page.text == ""
+    assert tesseract.calls == [] and textract.calls == []
+
+
+def test_one_short_word_on_a_page_is_not_blank_and_is_read() -> None:
+    """The blank test is on marked area at the page's resolution: one 10-pt word on a letter sheet
+    at 300 dpi (0.01 square inches) is read, though it is 0.01% of the page."""
+    sheet = blank_image(2550, 3300)
+    sheet.paste(text_image(["Yes"], font_size=42, margin=4), (1200, 1600))
+    assert pictures.ink_share(sheet) < 0.002  # what judge_reading calls blank after a reading
+    tesseract = FakeEngine(reading(TESSERACT, "Yes", confidence=0.9, words=1))
+    page = read_page(task(image=sheet), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
+    assert len(tesseract.calls) == 1 and "blank_page" not in page.report.signals
+
+
+def test_faint_pencil_is_not_blank() -> None:
+    sheet = blank_image(1700, 2200)
+    writing = text_image(["a faint note in pencil"], font_size=30).point(lambda value: 190 if value < 128 else 255)
+    sheet.paste(writing, (100, 100))
+    assert not pictures.is_blank(sheet, 200)
 
 
 def test_a_picture_without_words_is_never_taken_for_a_page_without_text() -> None:

@@ -54,6 +54,9 @@ class PageLimits:
     max_thumbnails: int = 16
     thumbnail_bytes_budget: int = 200_000
     thumbnail_width: int = 280
+    #: a thumbnail is at most this many widths tall: a receipt roll or a 1 x 2,000,000 px strip is
+    #: shown shrunk to fit, never as a JPEG taller than libjpeg's 65,500 px
+    thumbnail_max_aspect: int = 4
     thumbnail_jpeg_quality: int = 55
     max_suspect_cards: int = 40
     text_chars_per_card: int = 2_500
@@ -81,9 +84,10 @@ class Thumbnail:
 def thumbnail_from_image(page: int, image: Image, limits: PageLimits = PageLimits()) -> Thumbnail:
     """Grayscale JPEG at ``limits.thumbnail_width``: a scan's page is ~8-15 KB like this."""
     small = image.convert("L")
-    if small.width > limits.thumbnail_width:
-        height = max(1, round(small.height * limits.thumbnail_width / small.width))
-        small = small.resize((limits.thumbnail_width, height))
+    box = (limits.thumbnail_width, limits.thumbnail_width * limits.thumbnail_max_aspect)
+    factor = min(box[0] / small.width, box[1] / small.height)
+    if factor < 1.0:
+        small = small.resize((max(1, round(small.width * factor)), max(1, round(small.height * factor))))
     out = io.BytesIO()
     small.save(out, format="JPEG", quality=limits.thumbnail_jpeg_quality, optimize=True)
     return Thumbnail(page=page, data=out.getvalue(), mime="image/jpeg", width=small.width, height=small.height)

@@ -37,7 +37,7 @@ from papersift.plaintext import bom_encoding, detect_delimiter, guess_encoding, 
 @dataclass(frozen=True)
 class FileType:
     #: short family name used for dispatch: pdf, docx, xlsx, xlsm, pptx, odt, ods, odp, epub,
-    #: rtf, html, xml, json, csv, tsv, txt, png, jpeg, tiff, gif, bmp, webp, zip, 7z, rar, tar,
+    #: rtf, html, xml, json, csv, tsv, txt, png, jpeg, tiff, gif, bmp, webp, avif, heic, zip, 7z, rar, tar,
     #: gzip, bzip2, xz, zstd, lzma, lzip, compress, cab, arj, lzh, iso, cpio, ar, doc, xls, ppt,
     #: eml, msg, ole (other OLE2 storage), ole-encrypted (encrypted OOXML), empty, unknown
     kind: str
@@ -55,8 +55,8 @@ class FileType:
         return self.kind in PICTURE_KINDS
 
 
-#: picture documents (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page
-PICTURE_KINDS = frozenset({"png", "jpeg", "tiff", "gif", "bmp", "webp"})
+#: picture documents (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page
+PICTURE_KINDS = frozenset({"png", "jpeg", "tiff", "gif", "bmp", "webp", "avif", "heic"})
 
 ARCHIVE_KINDS = frozenset(
     {"zip", "7z", "rar", "tar", "gzip", "bzip2", "xz", "zstd", "lzma", "cab", "arj", "lzh", "iso", "cpio", "ar",
@@ -86,6 +86,8 @@ MIME_TYPES: dict[str, str] = {
     "gif": "image/gif",
     "bmp": "image/bmp",
     "webp": "image/webp",
+    "avif": "image/avif",
+    "heic": "image/heic",
     "zip": "application/zip",
     "7z": "application/x-7z-compressed",
     "rar": "application/vnd.rar",
@@ -266,6 +268,9 @@ def _weak_magic(data: bytes) -> str | None:
             return "iso"
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
+    picture = iso_bmff_picture(data)
+    if picture:
+        return picture
     if data[:2] == b"BM" and len(data) >= 18 and struct.unpack_from("<I", data, 14)[0] in _BMP_HEADER_SIZES:
         return "bmp"
     if is_tar_header(data[:512]):
@@ -276,6 +281,26 @@ def _weak_magic(data: bytes) -> str | None:
 
 
 _BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)
+
+#: ISO-BMFF ``ftyp`` brands of still pictures (ISO/IEC 23008-12 HEIF, AV1 Image File Format);
+#: the same box starts MP4, QuickTime and 3GP files, whose brands are none of these
+_AVIF_BRANDS = frozenset({b"avif", b"avis"})
+_HEIC_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
+
+
+def iso_bmff_picture(data: bytes) -> str | None:
+    """"avif" or "heic" from an ISO-BMFF ``ftyp`` box (size, "ftyp", major brand, minor version,
+    compatible brands), None for other ISO-BMFF files (video, audio). AVIF files also name the
+    generic HEIF brand ``mif1``, so an AV1 brand anywhere wins."""
+    if len(data) < 16 or data[4:8] != b"ftyp":
+        return None
+    size = struct.unpack_from(">I", data, 0)[0]
+    if size < 16 or size > min(len(data), 4096):
+        return None
+    brands = {data[8:12], *(data[offset:offset + 4] for offset in range(16, size - 3, 4))}
+    if brands & _AVIF_BRANDS:
+        return "avif"
+    return "heic" if brands & _HEIC_BRANDS else None
 
 
 def is_tar_header(block: bytes) -> bool:

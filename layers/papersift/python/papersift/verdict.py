@@ -57,8 +57,10 @@ def archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tup
 
 
 def _limit_failed(pages: list[PageContent]) -> list[PageContent]:
-    """Pages a limit stopped (past unit_memory_mb, past page_seconds): failed, but not damaged."""
-    return [p for p in pages if p.report.status == PageStatus.FAILED and limit_code_of(p.report.signals)]
+    """Pages a limit stopped (past unit_memory_mb, past page_seconds, a picture no OCR tile can
+    hold a line of): failed, but not damaged."""
+    return [p for p in pages if p.report.status == PageStatus.FAILED and (limit_code_of(p.report.signals) or (
+        p.report.errors and all(status_for_error(e.code) is DocumentStatus.LIMIT_EXCEEDED for e in p.report.errors)))]
 
 
 def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
@@ -114,7 +116,9 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
         how = [f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine"] \
             if counts[PageStatus.RECOVERED] else []
-        how += [f"{counts[PageStatus.OCR]} page(s) read by OCR"] if counts[PageStatus.OCR] else []
+        blank = sum(1 for p in pages if p.report.status == PageStatus.OCR and "blank_page" in p.report.signals)
+        how += [f"{counts[PageStatus.OCR] - blank} page(s) read by OCR"] if counts[PageStatus.OCR] > blank else []
+        how += [f"{blank} blank page(s)"] if blank else []
         return DocumentStatus.PARTIALLY_RECOVERED, f"{', '.join(how)} of {total}, all trusted"
     return DocumentStatus.CLEAN, f"all {total} page(s) have a trusted text layer"
 

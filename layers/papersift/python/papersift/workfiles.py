@@ -109,6 +109,11 @@ def ocr_items_key(doc_id: str) -> str:
     return f"{ocr_prefix(doc_id)}items.json"
 
 
+def ocr_survey_key(doc_id: str) -> str:
+    """What plan_ocr found looking at a picture's frames: the blank ones, and the repeats of others."""
+    return f"{ocr_prefix(doc_id)}survey.json"
+
+
 def ocr_reading_key(doc_id: str, number: int, call: int) -> str:
     """Tesseract's ``call``-th reading of a page, kept for a retry after Textract refused for load."""
     return f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{call}.json"

@@ -21,7 +21,7 @@ from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, EngineOrder
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
 from papersift.quality import TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus, PictureRecord
@@ -148,6 +148,9 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
         return _read_pictures(task, order, engines, languages, skip_textract)
     reader = functools.partial(_read, engines=engines, languages=languages, tables=tables)
     started = time.perf_counter()
+    if task.scope == WHOLE_PAGE and pictures.is_blank(task.picture.image, task.picture.dpi):
+        marked = pictures.marked_square_inches(task.picture.image, task.picture.dpi)
+        return blank_page(task.number, marked, task.text_layer, seconds=_since(started))
     ink = pictures.ink_share(task.picture.image)
     attempts: list[EngineAttempt] = []
     errors: list[ErrorRecord] = []
@@ -173,6 +176,23 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
     if task.scope == RENDERING_CHECK:
         return _checked(task, readings, attempts, errors, notes, started)
     return _whole_page(task, readings, attempts, errors, notes, started)
+
+
+def blank_page(number: int, marked: float, layer: PageContent | None = None, *, seconds: float = 0.0) -> PageContent:
+    """A page or frame with no mark the size of a letter (``marked`` square inches of marks):
+    recorded ``blank_page`` without an OCR engine's call, its text layer's attempts and form
+    field values kept."""
+    base = layer.report if layer is not None else None
+    fields = list(layer.form_fields) if layer is not None else []
+    text = form_fields_text(fields) if fields else ""
+    reason = (f"blank page: {marked:.4f} square inches marked, less than a printed letter "
+              f"({pictures.BLANK_MARK_SQUARE_INCHES}); no OCR engine was called")
+    report = PageReport(number=number, status=str(PageStatus.OCR), engine=None, char_count=len(text),
+                        confidence=1.0, reason=reason, seconds=round((base.seconds if base else 0.0) + seconds, 4),
+                        signals=["empty", "blank_page"], attempts=list(base.attempts) if base else [],
+                        errors=list(base.errors) if base else [], form_fields=len(fields))
+    return PageContent(number=number, text=text, report=report, label=layer.label if layer is not None else "",
+                       form_fields=fields)
 
 
 def _checked(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttempt], errors: list[ErrorRecord],

@@ -55,7 +55,16 @@ from papersift.steps.contracts import (
 )
 from papersift.storage import ObjectStore
 from papersift.verdict import archive_verdict, document_verdict, holder_verdict
-from papersift.workfiles import errors_prefix, get_json, members_key, ocr_prefix, pages_prefix, plan_key, put_json
+from papersift.workfiles import (
+    errors_prefix,
+    get_json,
+    members_key,
+    ocr_prefix,
+    ocr_survey_key,
+    pages_prefix,
+    plan_key,
+    put_json,
+)
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 if TYPE_CHECKING:  # the report page (Jinja2) loads when assemble writes it (cold starts)
@@ -68,10 +77,17 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
     pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
                                              for k in store.list_keys(pages_prefix(doc_id))
                                              if k.endswith(".json"))}
+    read: dict[int, PageContent] = {}
     for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
         if key.endswith(".json"):
             page, _ = read_ocr_page_file(store, key)
-            pages[page.number] = page
+            read[page.number] = page
+    pages.update(read)
+    if store.exists(ocr_survey_key(doc_id)):  # a picture's blank and repeated frames, read by no OCR step
+        from papersift.ocr.survey import FrameSurvey, surveyed_pages
+
+        survey = FrameSurvey.from_dict(get_json(store, ocr_survey_key(doc_id)))
+        pages.update((page.number, page) for page in surveyed_pages(survey, read))
     return [pages[number] for number in sorted(pages)]
 
 
