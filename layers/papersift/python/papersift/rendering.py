@@ -262,8 +262,8 @@ def _ensure_decoder(data: bytes) -> None:
     when it is missing the picture is unsupported, the reason naming what to install."""
     kind = iso_bmff_picture(data[:4096])
     if kind == "heic" and not _heif_opener():
-        raise UnsupportedFormatError("a HEIC picture: decoding it needs the pillow-heif plugin, which is not "
-                                     "installed here (pip install pillow-heif)")
+        raise UnsupportedFormatError("a HEIC picture: decoding it needs the pi-heif plugin, which is not "
+                                     "installed here (pip install pi-heif)")
     if kind == "avif" and not _avif_decoder():
         raise UnsupportedFormatError("an AVIF picture: decoding it needs Pillow built with libavif (Pillow 11.3 "
                                      "or later), which this Pillow is not")
@@ -271,12 +271,12 @@ def _ensure_decoder(data: bytes) -> None:
 
 @functools.cache
 def _heif_opener() -> bool:
-    """Whether HEIC can be opened: pillow-heif registers its opener with Pillow (once a process)."""
+    """Whether HEIC can be opened: pi-heif registers its opener with Pillow (once a process)."""
     try:
-        import pillow_heif
+        import pi_heif
     except ImportError:
         return False
-    pillow_heif.register_heif_opener()
+    pi_heif.register_heif_opener()
     return True
 
 
