@@ -193,10 +193,20 @@ def test_a_name_tree_that_never_ends_stops_at_the_workers_deadline_naming_it(tmp
     assert archives.limit_code(result.reason) == "limit_exceeded"
 
 
-def test_the_plan_says_a_pdf_whose_listing_never_ends_may_hold_files() -> None:
-    data = pdf_with_endless_name_tree("Cover.").replace(b"/EmbeddedFile", b"/EmbeddedFilx")
-    data = data.replace(b"%PDF-1.3", b"%PDF-1.3\n%/ObjStm", 1)  # only a parser could tell
-    assert formats.holds_files(data, sniff(data), Limits(1, 2048)) is True
+def test_the_parser_the_plan_falls_back_on_finds_files_in_object_streams_too() -> None:
+    from papersift.archives.attachments import declares_files
+
+    assert declares_files(pdf_in_object_streams("Cover.", {}, annotated={"clip.txt": b"Clip.\n"}), "pdf") is True
+    assert declares_files(pdf_in_object_streams("Cover.", {}), "pdf") is False
+    assert declares_files(b"%PDF-1.5\n1 0 obj << /Type /ObjStm >> garbage", "pdf") is False
+
+
+def test_the_plan_says_a_message_its_parser_cannot_finish_may_hold_files() -> None:
+    message = email_with_attachments(subject="Big", plain="Body.", html=None,
+                                     files={"big.bin": (b"\x01" * (24 * 1024 * 1024), "application/octet-stream")})
+    assert formats.holds_files(message, sniff(message), Limits(60, 32)) is True  # the unpack step says why
+    small = email_with_attachments(subject="Small", plain="Body.", html=None, files={})
+    assert formats.holds_files(small, sniff(small), Limits(60, 32)) is False
 
 
 def test_an_attachment_that_outgrows_the_memory_budget_is_skipped_and_the_next_one_read(tmp_path: Path) -> None:

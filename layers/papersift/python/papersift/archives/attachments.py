@@ -14,6 +14,7 @@ import contextlib
 import functools
 import io
 import itertools
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -244,6 +245,47 @@ def _save_attachments(path: Path, parse: Callable[[bytes], MailParts], folder: P
             continue
         saved.append(_Written(attachment.name, str(target)))
     return saved
+
+
+#: what names a PDF's files in its objects: the ``/EmbeddedFiles`` name tree (and the optional
+#: ``/Type /EmbeddedFile`` of their streams) and the FileAttachment annotation
+PDF_FILE_MARKERS = (b"/EmbeddedFile", b"/FileAttachment")
+#: the inflated bytes of object streams scanned for them, in all (they hold dictionaries only:
+#: a PDF's are a small part of it); past it, the parser decides
+_OBJECT_STREAMS_SCANNED = 64 * 1024 * 1024
+_OBJECT_STREAM = re.compile(rb"/Type\s*/ObjStm\b")
+_STREAM_START = re.compile(rb"stream\r?\n")
+_FILTER = re.compile(rb"/Filter\s*(\[[^\]]*\]|/[^\s/\[\]<>()]+)")
+
+
+def object_streams_name_files(data: bytes) -> bool | None:
+    """Whether the PDF's object streams name a file (``PDF_FILE_MARKERS``), from their inflated
+    bytes: a compact writer keeps the catalog, its name tree and the annotations there. None when
+    the bytes cannot tell (an object stream not plainly Flate, damaged, encrypted, or more than is
+    scanned): the parser must look. Linear in the file, bounded in memory."""
+    if b"/Encrypt" in data:
+        return None
+    budget = _OBJECT_STREAMS_SCANNED
+    for found in _OBJECT_STREAM.finditer(data):
+        start = _STREAM_START.search(data, found.end())
+        if start is None:
+            return None
+        header = data[max(data.rfind(b"obj", 0, found.start()), 0):start.start()]
+        filters = _FILTER.search(header)
+        if filters is None or b"/DecodeParms" in header \
+                or re.findall(rb"/(\w+)", filters.group(1)) not in ([b"FlateDecode"], [b"Fl"]):
+            return None
+        end = data.find(b"endstream", start.end())
+        try:
+            text = zlib.decompressobj().decompress(data[start.end():end if end >= 0 else len(data)], budget + 1)
+        except zlib.error:
+            return None
+        budget -= len(text)
+        if budget < 0:
+            return None
+        if any(marker in text for marker in PDF_FILE_MARKERS):
+            return True
+    return False
 
 
 def declares_files(data: bytes, kind: str, passwords: tuple[str, ...] = ()) -> bool:

@@ -73,16 +73,21 @@ def holds_files(data: bytes, file_type: FileType, limits: Limits, passwords: tup
     unpack step reads the real list. A PDF's bytes tell when its objects are plain: writers type
     an embedded file's stream ``/EmbeddedFile`` (never inside an object stream) and a FileAttachment
     annotation names itself. When the type is optional and the rest sits compressed in object
-    streams (``/ObjStm``), or for an email, the parser looks, in a worker under ``limits``: one that
-    does not finish answers yes, and the unpack step records why the files could not be read."""
+    streams (``/ObjStm``), their inflated bytes tell. Only when they cannot (encrypted, other
+    filters), or for an email, the parser looks, in a worker under ``limits``: one that does not
+    finish answers yes, and the unpack step records why the files could not be read."""
+    from papersift.archives.attachments import PDF_FILE_MARKERS, declares_files, object_streams_name_files
+
     if file_type.kind == "pdf":
-        if b"/EmbeddedFile" in data or b"/FileAttachment" in data:
+        if any(marker in data for marker in PDF_FILE_MARKERS):
             return True
         if b"/ObjStm" not in data:
             return False
+        named = object_streams_name_files(data)
+        if named is not None:
+            return named
     elif file_type.kind not in ("eml", "msg"):
         return False
-    from papersift.archives.attachments import declares_files
 
     try:
         return run_once(functools.partial(declares_files, data, file_type.kind, passwords), limits)
