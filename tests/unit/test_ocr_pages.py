@@ -15,7 +15,7 @@ from papersift.content import PageContent
 from papersift.errors import OcrRejectedError, OcrThrottledError, OcrUnavailableError
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, judge_reading, read_page
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, PageReport
 
@@ -205,3 +205,41 @@ def test_a_sound_invisible_layer_stands_when_ocr_reads_no_better() -> None:
     page = read_page(task(layer=layer), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
     assert (page.report.status, page.text) == ("clean", GOOD)
     assert "OCR read no better" in page.report.reason
+
+
+def uncertain_layer(text: str, engine: str = "pdfium") -> PageContent:
+    """A text layer whose fonts no map ties to Unicode: sound words, untrusted, sent to be checked."""
+    report = PageReport(number=3, status="needs_ocr", engine=engine, char_count=len(text), confidence=0.5,
+                        reason="no map in the file ties the page's characters to Unicode; OCR needed",
+                        signals=["unverified_font"],
+                        attempts=[EngineAttempt(engine="pdfium", chars=len(text), score=1.0, seconds=0.001)])
+    return PageContent(number=3, text=text, report=report, ocr_scope=RENDERING_CHECK)
+
+
+def test_a_rendering_check_that_reads_the_same_text_keeps_the_layer_trusted() -> None:
+    layer = uncertain_layer(GOOD)
+    misread = GOOD.replace("quick", "qu1ck")  # OCR at low resolution gets a letter wrong
+    tesseract = FakeEngine(reading(TESSERACT, misread))
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-first"), engines(tesseract),
+                     languages=LANGUAGES)
+    assert (page.report.status, page.report.engine, page.text) == ("clean", "pdfium", GOOD)
+    assert "verified_by_rendering" in page.report.signals
+    assert 0.95 < (page.report.rendering_agreement or 0) < 1
+    assert "verified by the rendered page" in page.report.reason
+    assert [a.engine for a in page.report.attempts] == ["pdfium", "tesseract"]
+
+
+def test_a_rendering_check_that_reads_other_characters_takes_the_ocr_text() -> None:
+    layer = uncertain_layer('"7+%- 8+-47 +\'')
+    tesseract = FakeEngine(reading(TESSERACT, GOOD))
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-first"), engines(tesseract),
+                     languages=LANGUAGES)
+    assert (page.report.status, page.report.engine, page.text) == ("ocr", "tesseract", GOOD)
+    assert "rendering_disagrees" in page.report.signals and page.report.rendering_agreement == 0.0
+
+
+def test_a_layer_another_engine_recovered_is_recovered_once_verified() -> None:
+    layer = uncertain_layer(GOOD, engine="pdftotext")
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-only"),
+                     engines(FakeEngine(reading(TESSERACT, GOOD))), languages=LANGUAGES)
+    assert (page.report.status, page.report.engine) == ("recovered", "pdftotext")

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pdf_factory import native_and_scanned_pdf
+from pdf_factory import native_and_scanned_pdf, subset_truetype_without_map_pdf
 from PIL import Image
 from scan_factory import image_bytes, text_image
 from test_ocr_pages import GOOD, FakeEngine, engines, reading
@@ -213,3 +213,48 @@ def test_an_invisible_ocr_layer_of_poor_quality_is_read_again_and_the_better_rea
     assert [a.engine for a in page.attempts] == ["pdfium", "tesseract"]
     text = " ".join(store.get(f"results/{document.doc_id}/text.txt").decode().split())
     assert "The committee recommends that the contract be awarded to it." in text
+
+
+@needs_tesseract
+def test_a_word_no_font_map_can_read_is_read_from_the_rendered_page(tmp_path: Path) -> None:
+    """Class C of issue 17 through the pipeline: the text layer says '"7+%-', the page shows
+    'Phone'; the rendering check disagrees, and the page is read again by OCR and takes its text."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf())
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert store.get(f"results/{document.doc_id}/text.txt").decode().strip() == "Phone"
+    assert (page.status, page.engine) == ("ocr", "tesseract")
+    assert "rendering_disagrees" in page.signals and page.rendering_agreement == 0.0
+    assert [a.engine for a in page.attempts] == ["pdfium", "tesseract", "tesseract"]  # the check, then at ocr_dpi
+    assert report.cost["rendering_checks"] == 1
+
+
+@needs_tesseract
+def test_an_uncertain_layer_the_rendered_page_confirms_stays_trusted_from_the_layer(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert (report.status, page.status, page.engine) == ("clean", "clean", "pdfium")
+    assert "verified_by_rendering" in page.signals and page.rendering_agreement == 1.0
+
+
+def test_with_ocr_off_an_uncertain_layer_is_never_trusted(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
+    assert (report.status, report.trusted, report.pages[0].status) == ("needs_review", False, "needs_ocr")
+    # the report names the font that left the page unverified
+    assert report.pages[0].fonts == report.fonts_without_map == ["Vera (builtin_encoding)"]
+
+
+def test_pages_past_the_documents_rendering_checks_stay_untrusted_and_say_why(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    tesseract = FakeEngine(reading(TESSERACT, "Phone"))
+    report = process_document(store, document, Settings(max_rendering_checks=0), engines=engines(tesseract))
+    assert tesseract.calls == []
+    (page,) = report.pages
+    assert page.status == "needs_ocr" and "max_rendering_checks" in page.reason
+    assert report.cost["rendering_checks"] == 0

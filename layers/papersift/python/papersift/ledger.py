@@ -107,13 +107,16 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
                   + sum(invocations.values()) * settings.price_lambda_request)
     workflow_usd = transitions * settings.price_state_transition
     every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
-    readable = sum(1 for p in pages if p.status != "skipped") if paged else 0
+    readable = sum(1 for p in pages if p.status != "skipped_limit") if paged else 0
     return {
         "pages_by_engine": dict(Counter(p.engine for p in pages if p.engine)),
         "textract_pages": dict(calls),
         "lambda_gb_seconds": {name: round(value, 3) for name, value in sorted(gb_seconds.items())},
         "lambda_invocations": dict(sorted(invocations.items())),
         "state_transitions": transitions,
+        # uncertain text layers judged by OCR of the rendered page (their OCR is in the OCR function's
+        # seconds above): capped per document by Settings.max_rendering_checks
+        "rendering_checks": sum(1 for p in pages if p.rendering_agreement is not None),
         "usd": {"textract": round(textract_usd, 6), "lambda": round(lambda_usd, 6),
                 "step_functions": round(workflow_usd, 6),
                 "total": round(textract_usd + lambda_usd + workflow_usd, 6)},

@@ -60,6 +60,7 @@ class PageLimits:
     preview_chars: int = 3_000
     max_page_rows: int = 600
     max_members: int = 1_000
+    max_picture_rows: int = 200
 
 
 @dataclass(frozen=True)
@@ -340,6 +341,8 @@ def render_report_page(
     preview, preview_left_out = _cut("\n\n".join(texts[n] for n in sorted(texts) if texts[n].strip()),
                                      limits.preview_chars)
     members = report.members[: limits.max_members]
+    embedded = [(page.number, picture) for page in pages for picture in page.pictures]
+    not_listed = sum(sum(page.pictures_not_listed.values()) for page in pages)
     return compiled_template().render(
         report=report,
         counts=_status_counts(pages),
@@ -355,7 +358,21 @@ def render_report_page(
         members_left_out=len(report.members) - len(members),
         cost=_cost(report.cost),
         engines=sorted(report.engines.items()),
+        pictures=embedded[: limits.max_picture_rows],
+        pictures_left_out=len(embedded) - min(len(embedded), limits.max_picture_rows) + not_listed,
+        picture_counts=_picture_counts(pages),
     )
+
+
+def _picture_counts(pages: Sequence[PageReport]) -> list[tuple[str, int]]:
+    """Embedded pictures by status, listed or only counted (read first)."""
+    counts: dict[str, int] = {}
+    for page in pages:
+        for picture in page.pictures:
+            counts[picture.status] = counts.get(picture.status, 0) + 1
+        for status, count in page.pictures_not_listed.items():
+            counts[status] = counts.get(status, 0) + count
+    return sorted(counts.items(), key=lambda item: (item[0] != "read", item[0]))
 
 
 def _status_counts(pages: Sequence[PageReport]) -> list[tuple[str, int]]:

@@ -15,6 +15,7 @@ from papersift.report import (
     ErrorRecord,
     MemberReport,
     PageStatus,
+    limit_code_of,
     status_for_error,
 )
 from papersift.steps.contracts import ArchiveListing, Plan, Route, StepError
@@ -56,15 +57,25 @@ def archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tup
     return status, f"all {len(documents)} member document(s) trusted"
 
 
+def _limit_failed(pages: list[PageContent]) -> list[PageContent]:
+    """Pages a limit stopped (past unit_memory_mb, past page_seconds): failed, but not damaged."""
+    return [p for p in pages if p.report.status == PageStatus.FAILED and limit_code_of(p.report.signals)]
+
+
 def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
-    """Why the text is cut short (units truncated by a limit or a bomb, pages beyond max_pages), or ''."""
+    """Why the text is cut short (units truncated by a limit or a bomb, pages a limit stopped, pages
+    beyond max_pages), or ''."""
     parts: list[str] = []
     truncated = [p for p in pages if p.report.status == PageStatus.TRUNCATED]
     if truncated:
         first = truncated[0].report
         parts.append(f"{len(truncated)} of {len(pages)} unit(s) cut short (unit {first.number}: {first.reason})")
+    stopped = _limit_failed(pages)
+    if stopped:
+        first = stopped[0].report
+        parts.append(f"{len(stopped)} of {len(pages)} page(s) stopped by a limit ({first.reason})")
     beyond = (plan.page_count - len(pages)) if plan is not None and plan.page_count > max_pages else 0
-    skipped = counts[PageStatus.SKIPPED]
+    skipped = counts[PageStatus.SKIPPED_LIMIT]
     if beyond > 0 or skipped:
         parts.append(f"the document has {max(plan.page_count if plan else 0, len(pages))} pages; only the first "
                      f"{max_pages} are extracted (max_pages)")
@@ -90,7 +101,7 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     total = len(pages)
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
-    if bad == total:
+    if bad == total and not _limit_failed(pages):  # a page a limit stopped is not damaged
         return DocumentStatus.CORRUPT_UNRECOVERABLE, f"no page of {total} has usable text"
     limited = _limit_verdict(plan, pages, counts, max_pages)
     if limited:

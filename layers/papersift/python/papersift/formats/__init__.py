@@ -160,7 +160,12 @@ def _extract_units(data: bytes, file_type: FileType, settings: Settings, first: 
     target = WHOLE_DOCUMENT_EXTRACTORS.get(file_type.kind)
     if target is None:
         raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
-    return _resolve(target)(data, settings)
+    units = _resolve(target)(data, settings)
+    if any(unit.embedded and not unit.report.pictures for unit in units):  # not yet chosen (an encrypted file's are)
+        from papersift.formats._pictures import choose_pictures
+
+        units = choose_pictures(units, settings)
+    return units
 
 
 def extract_encrypted_office(data: bytes, settings: Settings) -> list[PageContent]:

@@ -37,6 +37,8 @@ from papersift.report import (
     ErrorRecord,
     ExtractionReport,
     MemberReport,
+    PageReport,
+    PageStatus,
 )
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
@@ -88,8 +90,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     pages = load_pages(store, doc_id)
     errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
     report = _new_report(request, plan, settings)
-    report.page_count = len(pages)
-    report.pages = [p.report for p in pages]
+    report.pages = [p.report for p in pages] + _skipped_pages(plan, pages, settings.max_pages)
+    report.page_count = len(report.pages)
     report.errors = errors
     report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
     report.char_count = sum(p.report.char_count for p in pages)
@@ -120,6 +122,22 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
 
     return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
+
+
+#: pages past max_pages listed one by one in the report (a PDF may declare a million)
+MAX_SKIPPED_PAGES_LISTED = 10_000
+
+
+def _skipped_pages(plan: Plan | None, pages: list[PageContent], max_pages: int) -> list[PageReport]:
+    """The pages past ``max_pages`` that got no batch, as ``skipped_limit`` entries (the first
+    ``MAX_SKIPPED_PAGES_LISTED`` of them): the report lists every page the document has."""
+    if plan is None or plan.page_count <= max_pages:
+        return []
+    read = {page.number for page in pages}
+    last = min(plan.page_count, max_pages + MAX_SKIPPED_PAGES_LISTED)
+    return [PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}: not read",
+                                    signals=["max_pages"])
+            for number in range(max_pages + 1, last + 1) if number not in read]
 
 
 def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
@@ -159,11 +177,12 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
-    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
 
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
+    # last: a report stored means every other result object is there (the table item comes after)
+    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     return report
 
 
