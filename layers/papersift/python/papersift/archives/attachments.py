@@ -136,11 +136,9 @@ def _worker_limits(run: Run) -> Limits:
 
 def _limit_reason(error: Exception) -> str:
     """A worker's limit, named by its setting (``limit_code`` reads the reason)."""
-    if isinstance(error, DeadlineExceededError):
-        return f"{error} (page_seconds)"
-    if isinstance(error, MemoryLimitError):
-        return f"{error} (unit_memory_mb)"
-    return str(error)
+    setting = "page_seconds" if isinstance(error, DeadlineExceededError) \
+        else "unit_memory_mb" if isinstance(error, MemoryLimitError) else ""
+    return f"{error} ({setting})" if setting and setting not in str(error) else str(error)
 
 
 @dataclass(frozen=True)
