@@ -225,3 +225,94 @@ def compound_file(streams: Mapping[str, bytes]) -> bytes:
                          (len(minifat_bytes) + 511) // 512, _END, 0)
     header += b"".join(struct.pack("<I", entry) for entry in difat)
     return header + b"".join(sectors)
+
+
+def pdf_with_endless_name_tree(page_text: str, kids: int = 2000, entries: int = 49_000) -> bytes:
+    """A one-page PDF whose /EmbeddedFiles name tree has ``kids`` nodes that all share one /Names
+    array of ``entries`` names pointing at nothing (one real file first): a small file whose
+    listing walks ``kids * entries`` pairs, for ever to a reader. Written as an incremental update
+    over a PDF whose tree holds the real file."""
+    base = pdf_with_attachments(page_text, {"real.txt": b"the one real file\n"})
+    reader = PdfReader(io.BytesIO(base))
+    node = reader.trailer["/Root"]["/Names"].raw_get("/EmbeddedFiles")
+    real = node.get_object()["/Names"]
+    size = int(reader.trailer["/Size"])
+    shared, first_kid = size, size + 1
+    objects = {shared: b"[ (%s) %d 0 R " % (real[0].encode(), real[1].idnum) + b"(x) null " * entries + b"]",
+               node.idnum: b"<< /Kids [ %s ] >>" % b" ".join(b"%d 0 R" % (first_kid + n) for n in range(kids))}
+    objects.update({first_kid + n: b"<< /Names %d 0 R >>" % shared for n in range(kids)})
+    update, offsets = b"", {}
+    for number, body in objects.items():
+        offsets[number] = len(base) + len(update)
+        update += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = b"xref\n0 1\n0000000000 65535 f \n%d 1\n%010d 00000 n \n%d %d\n" % (
+        node.idnum, offsets[node.idnum], shared, kids + 1)
+    xref += b"".join(b"%010d 00000 n \n" % offsets[number] for number in range(shared, first_kid + kids))
+    trailer = b"trailer\n<< /Size %d /Root %d 0 R /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (
+        first_kid + kids, reader.trailer.raw_get("/Root").idnum, _startxref(base), len(base) + len(update))
+    return base + update + xref + trailer
+
+
+def _startxref(data: bytes) -> int:
+    return int(data[data.rindex(b"startxref") + len(b"startxref"):].split()[0])
+
+
+def pdf_in_object_streams(page_text: str, files: Mapping[str, bytes], *,
+                          annotated: Mapping[str, bytes] | None = None) -> bytes:
+    """A one-page PDF 1.5 as compact writers make it: every dictionary (catalog, name tree, page,
+    file specifications, FileAttachment annotations) inside one compressed object stream, an
+    xref stream, and the embedded files' streams without the optional ``/Type /EmbeddedFile``;
+    nothing in its bytes names an embedded file."""
+    plain: dict[int, bytes] = {}  # number -> a stream object's whole text
+    packed: dict[int, bytes] = {}  # number -> a dictionary's text, inside the object stream
+    content = b"BT /F1 12 Tf 20 100 Td (%s) Tj ET" % page_text.encode("latin-1")
+    plain[4] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content)
+    packed[5] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    number, tree, annotations = 6, [], []
+    for name, data, on_page in [*((n, d, False) for n, d in files.items()),
+                                *((n, d, True) for n, d in (annotated or {}).items())]:
+        deflated = zlib.compress(data)
+        plain[number] = b"<< /Length %d /Filter /FlateDecode /Params << /Size %d >> >>\nstream\n%s\nendstream" % (
+            len(deflated), len(data), deflated)
+        spec = b"(%s)" % name.encode("latin-1")
+        packed[number + 1] = b"<< /Type /Filespec /F %s /UF %s /EF << /F %d 0 R >> >>" % (spec, spec, number)
+        if on_page:
+            packed[number + 2] = (b"<< /Type /Annot /Subtype /FileAttachment /Rect [10 10 30 30] /FS %d 0 R >>"
+                                  % (number + 1))
+            annotations.append(b"%d 0 R" % (number + 2))
+        else:
+            tree.append(b"%s %d 0 R" % (spec, number + 1))
+        number += 3
+    names = b" /Names << /EmbeddedFiles << /Names [%s] >> >>" % b" ".join(tree) if tree else b""
+    packed[1] = b"<< /Type /Catalog /Pages 2 0 R%s >>" % names
+    packed[2] = b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"
+    packed[3] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R "
+                 b"/Resources << /Font << /F1 5 0 R >> >> /Annots [%s] >>" % b" ".join(annotations))
+    object_stream, xref_number = number, number + 1
+    order = sorted(packed)
+    bodies, header, at = b"", [], 0
+    for n in order:
+        header.append(b"%d %d" % (n, at))
+        bodies += packed[n] + b"\n"
+        at = len(bodies)
+    head = b" ".join(header) + b"\n"
+    stream_data = zlib.compress(head + bodies)
+    plain[object_stream] = (b"<< /Type /ObjStm /N %d /First %d /Length %d /Filter /FlateDecode >>\n"
+                            b"stream\n%s\nendstream" % (len(order), len(head), len(stream_data), stream_data))
+    out, offsets = b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n", {}
+    for n in sorted(plain):
+        offsets[n] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (n, plain[n])
+    offsets[xref_number] = len(out)
+    rows = [struct.pack(">BIH", 0, 0, 65535)]
+    for n in range(1, xref_number + 1):
+        if n in packed:
+            rows.append(struct.pack(">BIH", 2, object_stream, order.index(n)))
+        elif n in offsets:
+            rows.append(struct.pack(">BIH", 1, offsets[n], 0))
+        else:  # a number left unused (a file with no annotation)
+            rows.append(struct.pack(">BIH", 0, 0, 0))
+    table = b"".join(rows)
+    out += (b"%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Length %d >>\nstream\n%s\nendstream\nendobj\n"
+            % (xref_number, xref_number + 1, len(table), table))
+    return out + b"startxref\n%d\n%%%%EOF\n" % offsets[xref_number]

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 from archive_factory import zip_bytes
-from attachment_factory import email_with_attachments, outlook_msg, pdf_with_attachments, pdf_with_flate_bomb
+from attachment_factory import (
+    email_with_attachments,
+    outlook_msg,
+    pdf_in_object_streams,
+    pdf_with_attachments,
+    pdf_with_endless_name_tree,
+    pdf_with_flate_bomb,
+)
 from pdf_factory import text_pdf
 
 from papersift.settings import Settings
@@ -146,6 +153,35 @@ def test_an_attachment_inflating_past_the_ratio_is_refused_like_a_zip_bomb(tmp_p
     assert "max_compression_ratio" in member["reason"]
     assert report["status"] == "limit_exceeded" and report["error_code"] == "decompression_bomb", report["reason"]
     assert COVER in (out / "bomb.pdf" / "text.txt").read_text(encoding="utf-8")  # its own page is still read
+
+
+def test_a_name_tree_that_hangs_its_listing_ends_limit_exceeded_with_the_pdfs_own_page_read(tmp_path: Path) -> None:
+    (tmp_path / "endless.pdf").write_bytes(pdf_with_endless_name_tree(COVER))
+    config = tmp_path / "papersift.toml"
+    config.write_text("[papersift]\npage_seconds = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "endless.pdf"), "--out", str(out), "--config", str(config), "--quiet"]) == 0
+    report = _report(out / "endless.pdf")
+    assert report["status"] == "limit_exceeded" and report["error_code"] == "limit_exceeded", report["reason"]
+    assert "took longer than 1 s (page_seconds)" in report["reason"], report["reason"]
+    assert report["members"] == []  # nothing was listed: no member is left without a status
+    assert [page["status"] for page in report["pages"]] == ["clean"]
+    assert (out / "endless.pdf" / "text.txt").read_text(encoding="utf-8").startswith(COVER)
+
+
+def test_files_a_compact_writer_keeps_in_object_streams_are_members_too(tmp_path: Path) -> None:
+    (tmp_path / "compact.pdf").write_bytes(pdf_in_object_streams(
+        "Compact cover page.", {"nota.txt": (NOTE + "\n").encode()}, annotated={"clip.txt": (CLIP + "\n").encode()}))
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "compact.pdf"), "--out", str(out), "--quiet"]) == 0
+    report = _report(out / "compact.pdf")
+    assert report["status"] == "clean", report["reason"]
+    members = _members(report)
+    assert {path: (m["kind"], m["status"]) for path, m in members.items()} == {
+        "attachments/nota.txt": ("pdf_attachment", "clean"), "attachments/clip.txt": ("pdf_attachment", "clean")}
+    text = (out / "compact.pdf" / "text.txt").read_text(encoding="utf-8")
+    assert text.startswith("Compact cover page.")
+    assert f"=== attachments/nota.txt ===\n{NOTE}" in text and f"=== attachments/clip.txt ===\n{CLIP}" in text
 
 
 def test_more_attachments_than_max_archive_members_are_listed_skipped_like_an_archives(tmp_path: Path) -> None:

@@ -10,7 +10,14 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from attachment_factory import email_with_attachments, outlook_msg, pdf_with_attachments, pdf_with_flate_bomb
+from attachment_factory import (
+    email_with_attachments,
+    outlook_msg,
+    pdf_in_object_streams,
+    pdf_with_attachments,
+    pdf_with_endless_name_tree,
+    pdf_with_flate_bomb,
+)
 from pdf_factory import text_pdf
 from pypdf import PdfReader, PdfWriter
 
@@ -18,9 +25,13 @@ from papersift import archives, formats
 from papersift.archives import ArchiveLimits, ArchiveStatus, MemberKind, MemberStatus
 from papersift.errors import NestingTooDeepError
 from papersift.formats.eml import extract_email, extract_outlook
+from papersift.isolation import Limits
 from papersift.mail import MAX_MIME_DEPTH, parse_message
 from papersift.settings import Settings
 from papersift.sniff import sniff
+
+#: what the plan's worker may take in these tests
+LIMITS = Limits(60, 2048)
 
 
 def _unpack(tmp_path: Path, data: bytes, kind: str, limits: ArchiveLimits | None = None,
@@ -147,8 +158,82 @@ def test_a_file_both_in_the_name_tree_and_on_an_annotation_is_one_member(tmp_pat
 
 def test_a_pdf_without_files_has_no_attachments_and_holds_no_files() -> None:
     data = text_pdf(["Only a page."])
-    assert formats.holds_files(data, sniff(data)) is False
-    assert formats.holds_files(pdf_with_attachments("x", {"a.txt": b"a"}), sniff(data)) is True
+    assert formats.holds_files(data, sniff(data), LIMITS) is False
+    assert formats.holds_files(pdf_with_attachments("x", {"a.txt": b"a"}), sniff(data), LIMITS) is True
+
+
+def test_files_kept_in_object_streams_without_their_type_are_still_found_by_the_plan() -> None:
+    in_tree = pdf_in_object_streams("Cover.", {"note.txt": b"Note.\n"})
+    on_page = pdf_in_object_streams("Cover.", {}, annotated={"clip.txt": b"Clip.\n"})
+    plain = pdf_in_object_streams("Cover.", {})
+    for data in (in_tree, on_page, plain):  # nothing in the bytes names a file
+        assert b"/EmbeddedFile" not in data and b"/FileAttachment" not in data and b"/ObjStm" in data
+    assert formats.holds_files(in_tree, sniff(in_tree), LIMITS) is True
+    assert formats.holds_files(on_page, sniff(on_page), LIMITS) is True
+    assert formats.holds_files(plain, sniff(plain), LIMITS) is False
+
+
+def test_files_kept_in_object_streams_are_unpacked_under_attachments(tmp_path: Path) -> None:
+    data = pdf_in_object_streams("Cover.", {"note.txt": b"Note.\n"}, annotated={"clip.txt": b"Clip.\n"})
+    result = _unpack(tmp_path, data, "pdf")
+    assert _statuses(result) == {"attachments/note.txt": "extracted", "attachments/clip.txt": "extracted"}
+    by_path = {m.path: m for m in result.members}
+    assert by_path["attachments/clip.txt"].local_path.read_bytes() == b"Clip.\n"  # type: ignore[union-attr]
+
+
+def test_a_name_tree_that_never_ends_stops_at_the_workers_deadline_naming_it(tmp_path: Path) -> None:
+    import time
+
+    data = pdf_with_endless_name_tree("Cover.")
+    started = time.monotonic()
+    result = _unpack(tmp_path, data, "pdf", ArchiveLimits(worker_seconds=1))
+    assert time.monotonic() - started < 10  # the listing alone walks for minutes
+    assert result.status is ArchiveStatus.LIMIT_EXCEEDED and result.members == []
+    assert "took longer than 1 s (page_seconds)" in result.reason, result.reason
+    assert archives.limit_code(result.reason) == "limit_exceeded"
+
+
+def test_the_parser_the_plan_falls_back_on_finds_files_in_object_streams_too() -> None:
+    from papersift.archives.attachments import declares_files
+
+    assert declares_files(pdf_in_object_streams("Cover.", {}, annotated={"clip.txt": b"Clip.\n"}), "pdf") is True
+    assert declares_files(pdf_in_object_streams("Cover.", {}), "pdf") is False
+    assert declares_files(b"%PDF-1.5\n1 0 obj << /Type /ObjStm >> garbage", "pdf") is False
+
+
+def test_the_plan_says_a_message_its_parser_cannot_finish_may_hold_files() -> None:
+    message = email_with_attachments(subject="Big", plain="Body.", html=None,
+                                     files={"big.bin": (b"\x01" * (24 * 1024 * 1024), "application/octet-stream")})
+    assert formats.holds_files(message, sniff(message), Limits(60, 32)) is True  # the unpack step says why
+    small = email_with_attachments(subject="Small", plain="Body.", html=None, files={})
+    assert formats.holds_files(small, sniff(small), Limits(60, 32)) is False
+
+
+def test_an_attachment_that_outgrows_the_memory_budget_is_skipped_and_the_next_one_read(tmp_path: Path) -> None:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_with_flate_bomb("Cover.", name="big.txt",
+                                                                           inflated=64 * 1024 * 1024))))
+    from pypdf.generic import DictionaryObject, NameObject, NumberObject
+
+    names = writer._root_object["/Names"]["/EmbeddedFiles"]["/Names"]
+    stream = names[1].get_object()["/EF"]["/F"].get_object()
+    # a predictor's parameters: pypdf decodes the stream whole, in the worker
+    stream[NameObject("/DecodeParms")] = DictionaryObject({NameObject("/Predictor"): NumberObject(1)})
+    writer.add_attachment("small.txt", b"Small.\n")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    result = _unpack(tmp_path, buffer.getvalue(), "pdf", ArchiveLimits(worker_memory_mb=48))
+    by_path = {m.path: m for m in result.members}
+    big, small = by_path["attachments/big.txt"], by_path["attachments/small.txt"]
+    assert big.status is MemberStatus.SKIPPED_LIMIT and big.reason.count("unit_memory_mb") == 1, big.reason
+    assert small.status is MemberStatus.EXTRACTED and small.local_path is not None
+    assert small.local_path.read_bytes() == b"Small.\n"
+
+
+def test_a_message_too_big_for_the_memory_budget_ends_its_attachments_with_the_limit(tmp_path: Path) -> None:
+    message = email_with_attachments(subject="Big", plain="Body.", html=None,
+                                     files={"big.bin": (b"\x01" * (24 * 1024 * 1024), "application/octet-stream")})
+    result = _unpack(tmp_path, message, "eml", ArchiveLimits(worker_memory_mb=32))
+    assert result.status is ArchiveStatus.LIMIT_EXCEEDED and "(unit_memory_mb)" in result.reason, result.reason
 
 
 def test_an_attachment_name_that_climbs_out_is_refused_like_an_archive_members(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import FunctionType, ModuleType
@@ -86,7 +86,7 @@ CLOSE_GRACE_SECONDS = 5.0
 
 
 def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: Sequence[int],
-              limits: Limits) -> Iterator[tuple[int, ResultT | UnitFailure]]:
+              limits: Limits) -> Generator[tuple[int, ResultT | UnitFailure], None, None]:
     """Yield ``(number, work(setup(), number))`` for each number, in order, each computed in a
     child process; a unit that overruns ``limits.seconds``, runs out of ``limits.memory_mb`` or
     kills the child yields a :class:`UnitFailure` instead. An exception raised by ``setup`` or
