@@ -16,7 +16,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from scan_factory import text_image
+from scan_factory import LINES, text_image
 
 pytestmark = pytest.mark.slow
 
@@ -237,8 +237,9 @@ def test_extract_needs_no_local_extra(tmp_path: Path) -> None:
 
 
 def scan(path: Path, frames: int) -> Path:
-    """A picture document: seconds of OCR, a page at a time."""
-    images = [text_image() for _ in range(frames)]
+    """A picture document: seconds of OCR, a page at a time (each frame its own words: repeated
+    frames are read once)."""
+    images = [text_image([f"Page {number} of the scanned minutes", *LINES]) for number in range(1, frames + 1)]
     images[0].save(path, format="TIFF", save_all=True, append_images=images[1:])
     return path
 
