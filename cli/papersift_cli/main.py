@@ -95,9 +95,19 @@ def papersift_version() -> str:
         return "unknown (not installed: pip install -e .)"
 
 
+class _VersionWhenAsked(argparse._VersionAction):
+    """--version, the installed version read from the package metadata only when it is asked for
+    (reading it cost every command ~5 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.version = f"papersift {papersift_version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papersift", description="Extract text from documents, page by page.")
-    parser.add_argument("--version", action="version", version=f"papersift {papersift_version()}")
+    parser.add_argument("--version", action=_VersionWhenAsked)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the whole pipeline on an embedded AWS (moto), in this process")
     extract = commands.add_parser("extract", help="extract with the core library only (no AWS)")
