@@ -12,10 +12,16 @@ from cdk_nag import AwsSolutionsChecks
 from infra.stacks.pipeline_stack import PipelineStack
 from papersift.errors import SettingsError
 
+#: CDK feature flags the template relies on, set here rather than in cdk.json so that the tests'
+#: apps (which do not read cdk.json) synthesize what `cdk synth` does. serverAccessLogsUseBucketPolicy:
+#: the access-log bucket admits S3's log delivery by a bucket policy, not the legacy
+#: LogDeliveryWrite ACL (cfn-lint W3045: a legacy property; S3 recommends bucket policies).
+FEATURE_FLAGS: dict[str, Any] = {"@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True}
+
 
 def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = None) -> tuple[App, PipelineStack]:
     """The app as ``cdk synth`` builds it; tests call this too, so they check what is deployed."""
-    app = App(context=dict(context) if context is not None else None, outdir=outdir)
+    app = App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
     stack = PipelineStack(app, "Papersift", description="papersift: document text extraction pipeline")
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app, stack

@@ -226,8 +226,9 @@ def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> d
             "ItemReader": _manifest_reader(_plan("bucket"), _plan("manifest_key")),
             "ItemProcessor": _extract_batch_processor("DISTRIBUTED", f"{prefix}ExtractBatchOfManifest"),
         }
-    states.update(_ocr_states(prefix, distributed, fields, assemble, failure))
-    if Route.UNPACK in routes.values():
+    unpacks = Route.UNPACK in routes.values()
+    states.update(_ocr_states(prefix, distributed, fields, assemble, failure, f"{prefix}Unpack" if unpacks else None))
+    if unpacks:
         states.update(_archive_states(level, prefix, fields, assemble, failure))
     states[assemble] = _task(ASSEMBLE, "Write text, Markdown, report and the DynamoDB item",
                              parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
@@ -237,12 +238,19 @@ def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> d
 
 
 def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assemble: str,
-                failure: str) -> dict[str, Any]:
+                failure: str, unpack: str | None) -> dict[str, Any]:
     """After the text layer (or straight from the plan, for a picture): the pages that need OCR,
     and only those, one per Map iteration, at most ``ocr_max_concurrency`` at a time; a Distributed
-    Map reading an S3 manifest past the threshold (top level only, like the page batches)."""
+    Map reading an S3 manifest past the threshold (top level only, like the page batches).
+
+    Where members are unpacked (``unpack``, the state), a document that holds files
+    (``Plan.holds_files``: a PDF's embedded files, an email's attachments) goes there after its own
+    text instead of to assemble: in the Choices already on the way, so a document that holds none
+    is entered in no state more; after the OCR Map, one Choice (``AfterOcr``) decides."""
     plan_ocr, choose = f"{prefix}PlanOcr", f"{prefix}ChooseOcrMap"
     inline, by_manifest = f"{prefix}OcrPagesInline", f"{prefix}OcrPagesOfManifest"
+    after_ocr = f"{prefix}AfterOcr"
+    holds_files = {"Variable": _plan("holds_files"), "BooleanEquals": True}
     ocr_map: dict[str, Any] = {
         "Type": "Map",
         "Comment": "Pages without a trustworthy text layer (or a picture's frames): OCR, one page an iteration",
@@ -251,14 +259,20 @@ def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assembl
         "ItemProcessor": _ocr_page_processor("INLINE", f"{prefix}Inline"),
         "ResultPath": None,
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
-        "Next": assemble,
+        "Next": after_ocr if unpack else assemble,
     }
-    choices: list[dict[str, Any]] = [{"Variable": _ocr("page_count"), "NumericEquals": 0, "Next": assemble}]
+    no_page = {"Variable": _ocr("page_count"), "NumericEquals": 0}
+    choices: list[dict[str, Any]] = [{**no_page, "Next": assemble}]
+    needed: list[dict[str, Any]] = [{"Variable": f"$.extracted.{_NEEDS_OCR}", "BooleanEquals": True, "Next": plan_ocr}]
+    if unpack:
+        choices.insert(0, {"And": [no_page, holds_files], "Next": unpack})
+        needed.append({**holds_files, "Next": unpack})
     states: dict[str, Any] = {
         f"{prefix}OcrNeeded": {
             "Type": "Choice",
-            "Comment": "A batch sent a page to OCR (ExtractResult.needs_ocr; never with the OCR mode off)",
-            "Choices": [{"Variable": f"$.extracted.{_NEEDS_OCR}", "BooleanEquals": True, "Next": plan_ocr}],
+            "Comment": "A batch sent a page to OCR (ExtractResult.needs_ocr; never with the OCR mode off)"
+                       + ("; else a document that holds files unpacks them" if unpack else ""),
+            "Choices": needed,
             "Default": assemble,
         },
         plan_ocr: _task(OCR_PLAN, "The pages OCR reads: those the text layer sent, or a picture's frames",
@@ -268,6 +282,9 @@ def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assembl
                  "Choices": choices, "Default": inline},
         inline: ocr_map,
     }
+    if unpack:
+        states[after_ocr] = {"Type": "Choice", "Comment": "A document that holds files unpacks them after OCR",
+                             "Choices": [{**holds_files, "Next": unpack}], "Default": assemble}
     if distributed:
         choices.append({"Variable": _ocr("use_distributed_map"), "BooleanEquals": True, "Next": by_manifest})
         states[by_manifest] = {
@@ -293,7 +310,8 @@ def _archive_states(level: int, prefix: str, fields: tuple[str, ...], assemble: 
         "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": failure}],
         "Next": assemble,
     }
-    unpack = _task(UNPACK, "Open the archive safely; each member is uploaded as a document of its own",
+    unpack = _task(UNPACK, "Open the archive (or a PDF's or an email's files) safely; each member is uploaded "
+                           "as a document of its own",
                    parameters=_request(UnpackRequest, fields, plan="$.plan"), result_path="$.unpack",
                    catch_to=failure, next_state=f"{prefix}ProcessMembersInline")
     if level > 0:  # an archive member's members: inline (its unpack result lists them all)

@@ -3,8 +3,9 @@
 
 The core library layer is ``layers/papersift`` itself; its one built part, the word lists
 compiled from pyspellchecker (``papersift.lexicon``), is brought up to date first (a no-op
-when current). pip downloads manylinux wheels for the Lambda runtime (python3.12, x86_64) into
-``build/layers/deps/python``, the directory the CDK stack turns into the dependency LayerVersion.
+when current). pip downloads manylinux wheels for the Lambda runtime (python3.12 on arm64, the
+stack's Graviton functions) into ``build/layers/deps/python``, the directory the CDK stack turns
+into the dependency LayerVersion.
 A stamp file records the hash of the requirements and the pip arguments; while it matches,
 the script returns at once and needs no network, which is why cdk.json can run it before
 every synth.
@@ -24,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.deployment import RUNTIME
+from infra.deployment import MACHINE, RUNTIME
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "layers" / "papersift" / "python"
@@ -35,7 +36,10 @@ STAMP = LAYER_DIR / ".requirements.sha256"
 
 PYTHON_VERSION = RUNTIME.removeprefix("python")  # the stack's runtime (infra/deployment.py)
 # Lambda python3.12 runs on Amazon Linux 2023 (glibc 2.34): every manylinux tag up to 2.34 fits.
-PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64")
+# MACHINE: the functions' architecture (infra/deployment.py); a wheel for another machine would
+# import on none of them. The platforms are part of the stamp: a layer built for another
+# architecture is rebuilt.
+PLATFORMS = tuple(f"{tag}_{MACHINE}" for tag in ("manylinux2014", "manylinux_2_28", "manylinux_2_34"))
 
 
 def pip_arguments(target: Path) -> list[str]:

@@ -636,3 +636,24 @@ __all__ = [
     "plant_secret",
     "write_cases",
 ]
+
+
+def many_glyphs_pdf(glyphs: int) -> bytes:
+    """One sound page of ``glyphs`` Helvetica glyphs (lines of words): pdfium's text page of it takes
+    ~160 bytes a glyph (20 million: 3.3 GB), so it is stopped by the unit's memory limit."""
+    line = b"(" + b"harbour log " * 100 + b") Tj 0 -2 Td\n"
+    content = b"BT /F1 2 Tf 10 800 Td\n" + line * max(glyphs // 1200, 1) + b"ET\n"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> "
+               b"/Contents 4 0 R >>",
+               b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)

@@ -50,6 +50,18 @@ def rotated_pdf(lines: Sequence[str], rotate: int) -> bytes:
     return out.getvalue()
 
 
+def cropped_pdf(lines: Sequence[str], crop: tuple[float, float, float, float]) -> bytes:
+    """text_pdf's page of ``lines`` shown through a crop box (x0, y0, x1, y1 in points, set with
+    pypdf): what a viewer shows is the box, the page draws everything."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(text_pdf([lines]))))
+    from pypdf.generic import RectangleObject
+
+    writer.pages[0].cropbox = RectangleObject(crop)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def turned_text_pdf(lines: Sequence[str], degrees: int, rotate: int = 0) -> bytes:
     """``lines`` drawn with a text matrix turned ``degrees`` counter-clockwise about the middle of
     an A4 page (reportlab's rotate), the page itself turned by ``rotate`` (/Rotate, clockwise)."""
@@ -240,6 +252,22 @@ def differences_font_pdf(
     return raw_pdf(_text_content(content), font)
 
 
+def byte_swapped_map_pdf(
+    lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
+) -> bytes:
+    """Helvetica whose ToUnicode map is written in the wrong byte order (U+4D00 for 'M'), as om__cmyk.pdf's
+    is: every engine reads CJK where the page shows Latin."""
+    codes = sorted({ord(ch) for line in lines for ch in line})
+    entries = b"\n".join(b"<%02X> <%02X00>" % (code, code) for code in codes)
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Swapped def "
+            b"1 begincodespacerange <00> <FF> endcodespacerange %d beginbfchar\n" % len(codes)
+            + entries + b"\nendbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+    font = (b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding "
+            b"/ToUnicode 6 0 R >>")
+    stream = b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream"
+    return raw_pdf(_text_content([line.encode("latin-1") for line in lines]), font, [stream])
+
+
 def shifted_font_pdf(
     lines: Sequence[str] = ("The quarterly report shows revenue growth", "in every region of the company"),
     shift: int = 3,
@@ -397,6 +425,32 @@ def truetype_without_cmap_pdf(codes: bytes = b'!"#$%') -> bytes:
     stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
     escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
     return raw_pdf(b"BT /F1 24 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
+
+
+def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-', flags: int = 32,
+                                    encoding: bytes = b"") -> bytes:
+    """``word`` drawn with an embedded subset TrueType font (reportlab's subsetter over Vera.ttf)
+    whose own cmap numbers its glyphs as a subsetting tool chose: code ``codes[i]`` draws
+    ``word[i]``. No ToUnicode and no /Encoding (unless ``encoding`` gives one), non-symbolic by
+    default (``flags``): every engine reads the codes as standard ones, '"7+%-' for 'Phone', while
+    every viewer draws the word."""
+    import reportlab
+    from reportlab.pdfbase.ttfonts import TTFontFile
+
+    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
+    slots = [0] * (max(codes) + 1)  # the subset's code -> the character whose glyph it draws
+    for code, char in zip(codes, word, strict=True):
+        slots[code] = ord(char)
+    program = zlib.compress(font_file.makeSubset(slots))
+    first, last = min(codes), max(codes)
+    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
+    font = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+            b"%s /FontDescriptor 6 0 R >>" % (first, last, widths, encoding))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags %d /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>" % flags)
+    stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    return raw_pdf(b"BT /F1 36 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
 
 
 def predefined_cmap_pdf(text: str = "東京都は日本の首都であり、多くの人々が働いています。", cmap: str = "90ms-RKSJ-H",

@@ -5,6 +5,7 @@ the OCR unit tests stay fast: a few lines of large type on a narrow page."""
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -81,3 +82,68 @@ def drawing_image(width: int = 900, height: int = 600) -> Image.Image:
     draw.rectangle((460, 60, 820, 300), fill=90)
     draw.polygon([(400, 380), (520, 120), (640, 380)], fill=20)
     return image
+
+
+def shared_strip_tiff(pages: Sequence[Image.Image], frames: Sequence[int], dpi: int = 200) -> bytes:
+    """A multi-page bilevel TIFF whose frame ``n`` shows ``pages[frames[n]]``: each distinct page's
+    CCITT G4 strips are stored once and every frame is an IFD pointing at them, ~150 bytes a
+    frame. What a scanner's driver writes for a stack of blank sheets, and what a hostile file
+    does to claim thousands of pages in a few hundred KB. Built by hand: Pillow writes each frame
+    anew (a minute for 2,000 letter pages)."""
+    out = bytearray(b"II*\x00\x00\x00\x00\x00")
+    resolution = len(out)
+    out += struct.pack("<II", dpi, 1)
+    # per distinct page: (width, height, rows per strip, strip count, offsets field, counts field)
+    stored: list[tuple[int, int, int, int, int, int]] = []
+    for page in pages:
+        single = io.BytesIO()
+        page.convert("1").save(single, format="TIFF", compression="group4")
+        encoded = single.getvalue()
+        with Image.open(io.BytesIO(encoded)) as parsed:
+            offsets, counts = parsed.tag_v2[273], parsed.tag_v2[279]  # StripOffsets, StripByteCounts
+            rows = int(parsed.tag_v2.get(278, page.height))
+        starts = []
+        for offset, count in zip(offsets, counts, strict=True):
+            starts.append(len(out))
+            out += encoded[offset:offset + count] + (b"\x00" if count % 2 else b"")
+        if len(starts) == 1:  # one strip: the fields hold the values themselves
+            stored.append((page.width, page.height, rows, 1, starts[0], counts[0]))
+            continue
+        offsets_at = len(out)
+        out += struct.pack(f"<{len(starts)}I", *starts)
+        counts_at = len(out)
+        out += struct.pack(f"<{len(counts)}I", *counts)
+        stored.append((page.width, page.height, rows, len(starts), offsets_at, counts_at))
+    entries = 11
+    struct.pack_into("<I", out, 4, len(out))
+    for index, page_index in enumerate(frames):
+        width, height, rows, strips, offsets_field, counts_field = stored[page_index]
+        next_ifd = 0 if index == len(frames) - 1 else len(out) + 2 + 12 * entries + 4
+        tags = [(256, 4, 1, width), (257, 4, 1, height), (258, 3, 1, 1), (259, 3, 1, 4),  # 1 bit, G4
+                (262, 3, 1, 1), (273, 4, strips, offsets_field), (277, 3, 1, 1),  # BlackIsZero
+                (278, 4, 1, rows), (279, 4, strips, counts_field), (282, 5, 1, resolution),
+                (283, 5, 1, resolution)]
+        out += struct.pack("<H", entries)
+        for tag, kind, count, value in tags:
+            out += struct.pack("<HHIHH", tag, kind, count, value, 0) if kind == 3 else \
+                struct.pack("<HHII", tag, kind, count, value)
+        out += struct.pack("<I", next_ifd)
+    return bytes(out)
+
+
+def transparent_text_png() -> bytes:
+    """What a screenshot tool or a web export writes: black glyphs whose alpha is the ink, every
+    other pixel fully transparent *black* (RGBA 0,0,0,0). Viewers show black on white."""
+    ink = text_image()
+    rgba = Image.new("RGBA", ink.size, (0, 0, 0, 0))
+    rgba.putalpha(ink.point(lambda value: 255 - value))
+    return image_bytes(rgba, "PNG")
+
+
+def exif_turned_jpeg(orientation: int = 6) -> bytes:
+    """How a phone stores a portrait photo: the sensor's pixels sideways and EXIF Orientation 6
+    ("turn 90 degrees clockwise to show")."""
+    stored = text_image().convert("RGB").transpose(Image.Transpose.ROTATE_90)  # what 6 turns back
+    exif = Image.Exif()
+    exif[274] = orientation
+    return image_bytes(stored, "JPEG", quality=92, exif=exif.tobytes())

@@ -2,8 +2,11 @@
 a power cut), and how the next run recognises and removes it.
 
 Every temporary folder papersift makes is named after the process that made it and removes it:
-``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as the extract's
-work folder is (``.papersift-work-<pid>-<random>``). A folder whose owner is gone is left over. Gone
+``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as those it makes
+in the output folder are: the extract's work folder (``.papersift-work-<pid>-<random>``) and a
+document's results while they are written (``.papersift-tmp-<pid>-<random>``, renamed into place when
+whole), each with a marker file inside, since a result folder may carry any input's name. A folder
+whose owner is gone is left over. Gone
 means no process has that pid, or the one that has it started after the folder last changed (the
 pid was reused: its owner had started before it made the folder). A folder of another user is never
 touched, nor one of a live owner: two runs side by side keep each other's.
@@ -17,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import signal
+import stat
 import tempfile
 from pathlib import Path
 
@@ -107,3 +112,73 @@ def kill_descendants() -> None:
     for pid in found:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- folders papersift keeps inside the output folder -------------------------------------------
+
+#: the kinds of folder papersift makes inside an output folder: the extract's work folder, and a
+#: document's results while they are written (renamed into place when complete)
+OUTPUT_KINDS = ("work", "tmp")
+_OUTPUT_FOLDER = re.compile(r"\.papersift-(" + "|".join(OUTPUT_KINDS) + r")-([0-9]+)-[a-z0-9_]{8}")
+
+
+def output_marker(kind: str) -> str:
+    """The file inside that makes a folder of the pattern one of ours: a result folder may carry
+    any input's name (``.papersift-work-1-abcdefgh`` too), never this file (result names are fixed)."""
+    return f".papersift-{kind}-folder"
+
+
+def output_name(kind: str) -> str:
+    """``.papersift-<kind>-<this pid>-<8 random hex digits>``: a new temporary name in an output
+    folder (made by hand, not by tempfile, whose files and folders are private: a result is made
+    with the modes the user's umask gives)."""
+    assert kind in OUTPUT_KINDS, kind
+    return f".papersift-{kind}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def is_output_folder(path: Path) -> bool:
+    """Whether ``path`` is one of papersift's own folders in an output folder (a work folder, a
+    result still being written or left by a killed run), not a result: its exact name and marker."""
+    match = _OUTPUT_FOLDER.fullmatch(path.name)
+    return match is not None and (path / output_marker(match.group(1))).is_file()
+
+
+def make_output_folder(parent: Path, kind: str) -> Path:
+    """``parent/.papersift-<kind>-<this pid>-<random>``, with its marker inside."""
+    while True:
+        folder = parent / output_name(kind)
+        try:
+            folder.mkdir()
+            break
+        except FileExistsError:
+            continue
+    try:
+        (folder / output_marker(kind)).write_text(f"papersift {kind} folder of pid {os.getpid()}\n", encoding="utf-8")
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
+
+
+def remove_stale_output(parent: Path) -> list[Path]:
+    """Remove the output folder's left-over ``.papersift-<kind>-<pid>-*`` folders (exact pattern,
+    marker inside, owner gone) and ``--flat`` temporary files (exact pattern, owner gone: a flat
+    result's name always ends in .txt, .status or .report.json); return those removed."""
+    removed = []
+    for path in parent.glob(".papersift-*"):
+        match = _OUTPUT_FOLDER.fullmatch(path.name)
+        if match is None:
+            continue
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        ours = (path / output_marker(match.group(1))).is_file() if stat.S_ISDIR(info.st_mode) \
+            else stat.S_ISREG(info.st_mode) and match.group(1) == "tmp"
+        if ours and info.st_uid == os.getuid() and owner_gone(int(match.group(2)), info.st_mtime):
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed

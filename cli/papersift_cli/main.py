@@ -12,26 +12,27 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import os
-import re
 import shutil
 import signal
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from papersift.errors import SettingsError
+from papersift.export import EXPORT_FORMATS, EXPORT_UNITS
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
 from papersift.names import name_text
 from papersift.settings import API_AUTH_MODES, OCR_MODES, OCR_OFF, Settings
 from papersift.steps.contracts import DocumentOptions, DocumentRef, document_id
-from papersift_cli.output import FileResult, ResultWriter, print_summary, unique_names
+from papersift.storage import LocalDirStore
+from papersift_cli.output import FileResult, ResultWriter, print_summary, system_reason, unique_names
 from papersift_cli.progress import Progress
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
@@ -136,6 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--api-key", default=None, metavar="KEY",
                        help="the key callers send as x-api-key with --auth api_key (default: a random one)")
     serve.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
+    export = commands.add_parser("export", help="every page (or block) of a results folder as JSONL or Parquet records")
+    export.add_argument("results", type=Path, metavar="RESULTS_DIR", help="a folder `run` or `extract` wrote")
+    export.add_argument("--format", choices=EXPORT_FORMATS, required=True, dest="export_format",
+                        help="jsonl, or parquet (needs the export extra)")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--unit", choices=EXPORT_UNITS, default="page",
+                        help="one record a page, or a block where pages/N.json has blocks")
+    export.add_argument("--trusted-only", action="store_true", help="only pages whose text is trusted")
     doctor = commands.add_parser("doctor", help="say which tools and packages are missing and how to install them")
     doctor.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
     doctor.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder whose free disk to check")
@@ -219,7 +228,7 @@ def check_out(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--out {out}: cannot make the folder: {(exc.strerror or str(exc)).lower()}") from None
+        raise UsageError(f"--out {out}: cannot make the folder: {system_reason(exc)}") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise UsageError(f"--out {out}: the folder is not writable")
 
@@ -286,6 +295,8 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # Tesseract on one core a page, as in the image
     if args.command == "serve":
         return serve(args)
+    if args.command == "export":
+        return export(args)
     if args.command == "doctor":
         from papersift_cli.doctor import run_doctor
 
@@ -306,9 +317,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except (SettingsError, FileNotFoundError, UsageError) as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from papersift_cli.leftovers import remove_stale
+    from papersift_cli.leftovers import remove_stale, remove_stale_output
 
     remove_stale()  # a killed run's temporary folders (kill -9 leaves them): their owner is gone
+    remove_stale_output(args.out)  # and those it left in the output folder (a work folder, a half-written result)
     names = unique_names(inputs)
     progress = Progress(len(inputs), stream=open_devnull() if args.quiet else None, live=False if args.quiet else None)
     started = time.monotonic()
@@ -369,8 +381,7 @@ def _refuse_unreadable(inputs: Sequence[Path], names: Sequence[str], writer: Res
 
 
 def _refuse(index: int, name: str, reason: str, writer: ResultWriter, progress: Progress) -> FileResult:
-    result = refused_result(name, reason)
-    writer.write(index, result)
+    result = writer.write(index, refused_result(name, reason))
     progress.finished(name, result.status, 0, 0.0, reason)
     return result
 
@@ -393,6 +404,38 @@ def open_first_report(results: Sequence[FileResult], out: Path, flat: bool) -> N
 
 
 # -- papersift serve ----------------------------------------------------------------------
+
+
+def export(args: argparse.Namespace) -> int:
+    """`papersift export`: one line of counts on stdout (and one on stderr naming the reports it
+    could not read: a run killed while writing one); a folder that is none, or Parquet without
+    pyarrow, is a usage error (exit 2) before anything is written."""
+    from papersift.errors import MissingExtraError
+    from papersift_cli.export import export_results
+
+    if not args.results.is_dir():
+        print(f"papersift: error: {args.results} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    if args.out.is_dir():
+        print(f"papersift: error: --out {args.out} is a folder: name the file to write", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.out.absolute().parent.is_dir():
+        print(f"papersift: error: --out {args.out}: its folder {args.out.absolute().parent} does not exist",
+              file=sys.stderr)
+        return EXIT_USAGE
+    started = time.monotonic()
+    try:
+        count = export_results(args.results, args.out, args.export_format, args.unit, args.trusted_only)
+    except MissingExtraError as exc:
+        print(f"papersift: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{count.records} record(s) of {count.documents} document(s) to {args.out} "
+          f"({time.monotonic() - started:.2f}s)")
+    if count.unreadable:
+        print(f"papersift: warning: {len(count.unreadable)} report(s) could not be read, their documents left out: "
+              f"{', '.join(map(str, count.unreadable[:3]))}{' ...' if len(count.unreadable) > 3 else ''}",
+              file=sys.stderr)
+    return EXIT_OK
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -460,8 +503,7 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
 
         def write_out(outcome: Any) -> None:
             index = index_of[outcome.key]
-            written[outcome.key] = _result_from_outcome(aws, names[index], outcome, True)
-            writer.write(index, written[outcome.key])
+            written[outcome.key] = writer.write(index, _result_from_outcome(aws, names[index], outcome, True))
             aws.forget(outcome)
 
         watcher = _Watcher(aws, keys, progress)
@@ -472,8 +514,7 @@ def run_pipeline(inputs: Sequence[Path], names: Sequence[str], settings: Setting
         outcomes = dict(zip(pending, aws.results.outcomes(pending), strict=True)) if pending else {}
         for key, index in index_of.items():
             if key not in written:  # never finished (a timeout) or never started
-                written[key] = _result_from_outcome(aws, names[index], outcomes[key], finished)
-                writer.write(index, written[key])
+                written[key] = writer.write(index, _result_from_outcome(aws, names[index], outcomes[key], finished))
             results[index] = written[key]
             watcher.report(written[key], key)
         return [results[index] for index in range(len(inputs))]
@@ -575,16 +616,15 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
         def extract_one(index: int) -> FileResult:
             """In a lane when there are lanes: its results are written there, not sent back."""
             result = _extract_one(store, inputs[index], names[index], settings, engines, memory)
-            writer.write(index, result)
-            return result.written()
+            return writer.write(index, result).written()
 
         def done(index: int, result: FileResult) -> None:
             results[index] = result
             live.done(index, result)
 
         def lost(index: int, why: str) -> FileResult:
-            result = FileResult(name=names[index], status="failed", reason=why, broken=True)
-            writer.write(index, result)
+            result = writer.write(index, FileResult(name=names[index], status="failed", reason=why, broken=True))
+            result.broken = True  # even when its status could not be written either
             return result
 
         # lanes are forked: only from a single thread. One lane for one input (or parallel_files = 1)
@@ -657,25 +697,48 @@ def _work_key(name: str) -> str:
     return f"{INCOMING_PREFIX}{name}"
 
 
-def _extract_one(store: Any, path: Path, name: str, settings: Settings, engines: Any,
+def _extract_one(store: WorkStore, path: Path, name: str, settings: Settings, engines: Any,
                  memory: Any) -> FileResult:
     """One input through the steps; its results (members too) read out of the store, which then
-    forgets it."""
+    forgets it. A write the work folder refuses (a full disk) fails this input alone, saying so."""
     from papersift.pipeline import process_document
 
     key = _work_key(name)
     document = DocumentRef(doc_id=document_id("local", key), bucket="local", key=key, source_name=name_text(path.name))
-    try:
-        store.upload_file(path, document.key)
-    except OSError as exc:  # gone or locked since it was checked: that input fails, the rest go on
-        return refused_result(name, cannot_read(path, exc))
+    store.refused = None
     started = time.monotonic()
-    # the output folder holds no per-page files: the store need not write them
-    report = process_document(store, document, settings, engines=engines, memory=memory, page_files=False)
-    result = _stored_result(store, name, report)
+    try:
+        try:
+            store.upload_file(path, document.key)
+        except OSError as exc:  # gone or locked since it was checked, or no room for it
+            if store.refused is None:
+                return refused_result(name, cannot_read(path, exc))
+            raise
+        # the output folder holds no per-page files: the store need not write them
+        report = process_document(store, document, settings, engines=engines, memory=memory, page_files=False)
+        result = _stored_result(store, name, report)
+    except OSError:  # the store refused even the failure's record
+        if store.refused is None:
+            raise
+    finally:
+        for gone in (document.key, results_prefix(document.doc_id), work_prefix(document.doc_id),
+                     members_prefix(document.doc_id)):
+            store.delete_prefix(gone)
+    if store.refused is not None:  # that, not a step, failed it: said as such
+        result = refused_result(name, work_store_failure(store, store.refused))
     result.seconds = time.monotonic() - started
-    store.delete_prefix(document.key)
     return result
+
+
+#: what a file system answers when it cannot take a write (full, over quota, too large, read-only),
+#: as opposed to an input that cannot be read
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+def work_store_failure(store: Any, exc: OSError) -> str:
+    """'no room for its work files in DIR: no space left on device' (DIR: the output folder, which
+    holds the work folder)."""
+    return f"no room for its work files in {store.root.parent}: {system_reason(exc)}"
 
 
 def _stored_result(store: Any, name: str, report: Any) -> FileResult:
@@ -699,44 +762,45 @@ def _stored_result(store: Any, name: str, report: Any) -> FileResult:
     return result
 
 
+class WorkStore(LocalDirStore):
+    """The extract's store, noting the first write its file system refused (a full disk): the
+    pipeline records any step's failure as the document's failure, and that one is the output
+    folder's, to be said as such. Reset per input (a lane reads one input at a time)."""
+
+    refused: OSError | None = None
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None:
+        with self._noting_refusals():
+            super().put(key, data, content_type, metadata)
+
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+        with self._noting_refusals():
+            super().upload_file(path, key, metadata)
+
+    @contextlib.contextmanager
+    def _noting_refusals(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno in WRITE_ERRNOS and self.refused is None:
+                self.refused = exc
+            raise
+
+
 @contextlib.contextmanager
-def _work_folder(out: Path) -> Iterator[Any]:
+def _work_folder(out: Path) -> Iterator[WorkStore]:
     """The extract's store, inside the output folder (not /tmp): a killed run leaves it where the
-    user looks, and the next run over the same folder removes it."""
-    from papersift.storage import LocalDirStore
+    user looks, and the next run over the same folder removes it (``remove_stale_output``: a result
+    folder may carry any input's name, so only the exact pattern with the marker inside counts)."""
+    from papersift_cli.leftovers import make_output_folder
 
     out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob(f"{WORK_FOLDER_PREFIX}*"):
-        # a result folder may carry any input's name: only the exact pattern with the marker inside
-        # is a work folder, so `.papersift-work-keep.txt/` from an input of that name stays
-        match = _WORK_FOLDER_NAME.fullmatch(stale.name)
-        if match and (stale / WORK_FOLDER_MARKER).is_file() and not _alive(int(match.group(1))):
-            shutil.rmtree(stale, ignore_errors=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{WORK_FOLDER_PREFIX}{os.getpid()}-", dir=out))
-    (folder / WORK_FOLDER_MARKER).write_text(f"papersift extract work folder of pid {os.getpid()}\n",
-                                             encoding="utf-8")
+    folder = make_output_folder(out, "work")
     try:
-        yield LocalDirStore(folder)
+        yield WorkStore(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-#: the extract's work folder inside the output folder: .papersift-work-<pid>-<random>
-WORK_FOLDER_PREFIX = ".papersift-work-"
-#: what tempfile.mkdtemp makes of the prefix: the owner's pid, then its random part
-_WORK_FOLDER_NAME = re.compile(re.escape(WORK_FOLDER_PREFIX) + r"([0-9]+)-[a-z0-9_]{8}")
-#: the file inside that makes a folder of that pattern a work folder
-WORK_FOLDER_MARKER = ".papersift-work-folder"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 if __name__ == "__main__":

@@ -6,8 +6,12 @@ commands write the same layout and print the same table.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import os
+import shutil
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,6 +23,7 @@ from papersift.layout import CLEAN_TEXT_FILE, MARKDOWN_FILE, PAGES_FOLDER, REPOR
 from papersift.names import capped_name, name_text, shown_name, unsafe_name_character
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, DocumentStatus, ExtractionReport
 from papersift.report_page import render_report_page
+from papersift_cli.leftovers import make_output_folder, output_marker, output_name
 
 #: document status -> status understood by the corpus scorer (score.py)
 SCORE_STATUS = {
@@ -54,6 +59,8 @@ class FileResult:
     #: where its results go, relative to the output folder (``OutputLayout``); '' until placed
     folder: str = ""
     doc_id: str = ""
+    #: its results could not be written (a full disk...): it stands as failed, saying why
+    unwritten: bool = False
 
     @classmethod
     def from_files(cls, name: str, files: dict[str, bytes], seconds: float, status: str = "", reason: str = "",
@@ -189,7 +196,11 @@ class ResultWriter:
     """Writes each input's results the moment it is done, in the place its name and its position
     among the inputs give it: the top-level folders (or --flat stems) are reserved in input order
     up front, so an input finishing early cannot take a later one's place, and a killed run keeps
-    what finished before it."""
+    what finished before it.
+
+    A write that fails (a full disk, a quota, a failing device, a permission taken away) costs that
+    document, never the run: nothing of it is left half-written (see :func:`write_folder`), and it
+    ends ``failed`` saying why, with a ``status.json`` (or ``.status``) when even that fits."""
 
     def __init__(self, out_dir: Path, names: Sequence[str], flat: bool) -> None:
         self.out_dir, self.flat = out_dir, flat
@@ -197,33 +208,104 @@ class ResultWriter:
         self._places = [self._layout.stem(name) for name in names]
         out_dir.mkdir(parents=True, exist_ok=True)
 
-    def write(self, index: int, result: FileResult) -> None:
+    def write(self, index: int, result: FileResult) -> FileResult:
+        """Write ``result`` out; return it, or what stands for it when it could not be written."""
         result.folder = self._places[index]
-        if self.flat:
-            write_flat(result, self.out_dir)
-            return
-        for member in result.members:
-            self._layout.place(member, f"{result.folder}/{MEMBERS_FOLDER}")
-        write_folder(result, self.out_dir)
+        try:
+            if self.flat:
+                write_flat(result, self.out_dir)
+            else:
+                for member in result.members:
+                    self._layout.place(member, f"{result.folder}/{MEMBERS_FOLDER}")
+                write_folder(result, self.out_dir)
+            return result
+        except OSError as exc:
+            reason = write_failure(self.out_dir, exc)
+            unwritten = FileResult(name=result.name, status=DocumentStatus.FAILED, reason=reason,
+                                   detected_type=result.detected_type, pages=result.pages, seconds=result.seconds,
+                                   engines=result.engines, folder=result.folder, doc_id=result.doc_id, unwritten=True)
+        with contextlib.suppress(OSError):  # what a full disk may still take: a few bytes saying why
+            if self.flat:
+                write_flat(unwritten, self.out_dir)
+            else:
+                write_folder(unwritten, self.out_dir)
+        return unwritten
+
+
+def write_failure(out_dir: Path, exc: OSError) -> str:
+    """'cannot write its results to DIR: no space left on device': the folder, the system's reason."""
+    return f"cannot write its results to {out_dir}: {system_reason(exc)}"
+
+
+def system_reason(exc: OSError) -> str:
+    """The system's reason as a clause ('No space left on device for ... MB' -> 'no space left on
+    device for ... MB'): only its first letter lowered."""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return text[:1].lower() + text[1:]
 
 
 def write_folder(result: FileResult, out_dir: Path) -> Path:
     """DIR/<folder>/{text.txt,document.md,report.json,...} and members under <folder>/members/<path>/.
-    ``result.folder`` comes from ``place_results``; a result not placed is placed on its own."""
+    ``result.folder`` comes from ``place_results``; a result not placed is placed on its own.
+
+    Complete or absent: the folder is written as ``.papersift-tmp-<pid>-<random>`` beside its place
+    (the same file system) and renamed into it when every file is there, each folder's report.json
+    last; a folder there from an earlier run is replaced. A failed write removes what it wrote and
+    raises (a run killed meanwhile leaves the temporary folder, which the next run removes)."""
     if not result.folder:
         OutputLayout().place(result)
     target = out_dir / result.folder
-    target.mkdir(parents=True, exist_ok=True)
-    for file_name, data in result.files.items():
-        (target / file_name).write_bytes(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = make_output_folder(target.parent, "tmp")
+    try:
+        _fill_folder(result, staging, result.folder)
+        (staging / output_marker("tmp")).unlink()
+        _rename_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _fill_folder(result: FileResult, staging: Path, root: str) -> None:
+    """``result``'s files (report.json last) and its members' folders, in ``staging``, which stands
+    for ``root`` (the document's place under the output folder)."""
+    folder = staging if result.folder == root else staging / result.folder.removeprefix(root + "/")
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name in result.files:
+        if file_name != REPORT_FILE:  # written last, below
+            write_file(folder / file_name, result.files[file_name])
+    for member in result.members:
+        _fill_folder(member, staging, root)
     if result.members and REPORT_FILE in result.files:
-        (target / REPORT_PAGE_FILE).write_text(_archive_page(result), encoding="utf-8")
+        write_file(folder / REPORT_PAGE_FILE, _archive_page(result).encode("utf-8"))
+    if REPORT_FILE in result.files:
+        write_file(folder / REPORT_FILE, result.files[REPORT_FILE])
     if not result.files:
         status = {"status": result.status, "reason": result.reason}
-        (target / STATUS_FILE).write_text(json.dumps(status, indent=1) + "\n", encoding="utf-8")
-    for member in result.members:
-        write_folder(member, out_dir)
-    return target
+        write_file(folder / STATUS_FILE, (json.dumps(status, indent=1) + "\n").encode("utf-8"))
+
+
+def write_file(path: Path, data: bytes, exclusive: bool = False) -> None:
+    """All of ``data`` or an OSError (a short write is retried by the buffered file, then fails);
+    ``exclusive``: a new file, never one that is there."""
+    with open(path, "xb" if exclusive else "wb") as file:
+        file.write(data)
+
+
+def _rename_into_place(staging: Path, target: Path) -> None:
+    """``staging`` becomes ``target``; an earlier run's ``target`` is moved aside first and removed
+    after, so the place holds the old folder or the new one, never a mix."""
+    try:
+        os.rename(staging, target)  # target absent (or an empty folder)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise
+    aside = make_output_folder(target.parent, "tmp")  # marked: a run killed now leaves it to the next
+    os.rename(target, aside / "previous")
+    os.rename(staging, target)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _archive_page(result: FileResult) -> str:
@@ -239,13 +321,39 @@ def _archive_page(result: FileResult) -> str:
 def write_flat(result: FileResult, out_dir: Path) -> None:
     """DIR/<name>.txt + DIR/<name>.status (+ .report.json): the layout the corpus scorer reads.
     An archive's text.txt already holds its members' text, each under a tag line. ``result.folder``
-    (``OutputLayout.stem``) is the unique safe stem; unplaced, the name made safe."""
+    (``OutputLayout.stem``) is the unique safe stem; unplaced, the name made safe. Each file is
+    written to a temporary name and renamed into place, the report last; a failed write removes
+    what it wrote and raises."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = result.folder or safe_component(result.name)
-    (out_dir / f"{stem}.txt").write_text(result.text, encoding="utf-8")
-    (out_dir / f"{stem}.status").write_text(SCORE_STATUS.get(result.status, "error") + "\n", encoding="utf-8")
+    files = [(f"{stem}.txt", result.text.encode("utf-8")),
+             (f"{stem}.status", (SCORE_STATUS.get(result.status, "error") + "\n").encode("utf-8"))]
     if REPORT_FILE in result.files:
-        (out_dir / f"{stem}.{REPORT_FILE}").write_bytes(result.files[REPORT_FILE])
+        files.append((f"{stem}.{REPORT_FILE}", result.files[REPORT_FILE]))
+    else:  # an earlier run's report must not stand beside this run's text
+        (out_dir / f"{stem}.{REPORT_FILE}").unlink(missing_ok=True)
+    placed: list[Path] = []
+    try:
+        for name, data in files:
+            replace_file(out_dir / name, data)
+            placed.append(out_dir / name)
+    except BaseException:
+        for path in placed:  # no .txt from this run beside no .status, nor the reverse
+            path.unlink(missing_ok=True)
+        raise
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` whole, or what it held before: written to a temporary name in its
+    folder (``.papersift-tmp-<pid>-<random>``) and renamed over it."""
+    temporary = path.parent / output_name("tmp")
+    try:
+        write_file(temporary, data, exclusive=True)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: float) -> None:
@@ -267,11 +375,14 @@ def print_summary(results: Iterable[FileResult], stream: TextIO, wall_seconds: f
     limited = sum(r.status == DocumentStatus.LIMIT_EXCEEDED for r in results)
     broken = sum(r.broken for r in results)
     other = len(results) - trusted - review - limited - broken
+    unwritten = [r for r in results if r.unwritten]
     stream.write(
         f"{len(results)} file(s), {sum(r.pages for r in results)} page(s): {trusted} trusted, {review} need review, "
         f"{limited} over a limit, {other} not extracted (empty/encrypted/unsupported/failed), {broken} broken; "
         f"{wall_seconds:.1f}s\n"
     )
+    if unwritten:
+        stream.write(f"{len(unwritten)} of them failed as their results could not be written: {unwritten[0].reason}\n")
     stream.write(cost_line(results) + "\n")
 
 

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from papersift.layout import TABLE_NAME_ENV, results_prefix
 from papersift.ledger import Invocation
 from papersift.listing import document_item
+from papersift.metrics import COST_USD, document_metrics
 from papersift.settings import Settings
 from papersift.steps.assemble import assemble_document
 from papersift.steps.contracts import AssembleRequest, AssembleResult
@@ -41,6 +42,9 @@ def handler(event: AssembleRequest, context: LambdaContext) -> dict[str, Any]:
                                Invocation("assemble", context.memory_limit_in_mb))
     table.put_item(Item=document_item(report))
     metrics.add_metric(name=f"Documents_{report.status}", unit=MetricUnit.Count, value=1)
+    if event.parent_doc_id is None:  # an archive's report already counts its members: once each
+        for name, value in document_metrics(report.page_count, report.cost).items():
+            metrics.add_metric(name=name, unit=MetricUnit.NoUnit if name == COST_USD else MetricUnit.Count, value=value)
     logger.info("assembled", extra={"status": report.status, "pages": report.page_count, "reason": report.reason})
     result = AssembleResult(doc_id=report.doc_id, status=report.status, page_count=report.page_count,
                             results_prefix=results_prefix(report.doc_id))

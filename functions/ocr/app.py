@@ -17,8 +17,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from papersift.errors import OcrThrottledError
 from papersift.layout import TEXTRACT_ENABLED, TEXTRACT_ENABLED_ENV
 from papersift.ledger import Invocation
+from papersift.metrics import TEXTRACT_THROTTLES
 from papersift.ocr.textract import CLIENT_CONFIG
 from papersift.settings import Settings
 from papersift.steps.contracts import OcrRequest
@@ -41,8 +43,12 @@ engines = default_engines(textract, page_seconds=settings.ocr_page_seconds)
 @event_parser(model=OcrRequest)
 def handler(event: OcrRequest, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id, page=event.page)
-    result = read_ocr_page(S3ObjectStore(s3, event.bucket), event, settings, engines,
-                           Invocation("ocr", context.memory_limit_in_mb))
+    try:
+        result = read_ocr_page(S3ObjectStore(s3, event.bucket), event, settings, engines,
+                               Invocation("ocr", context.memory_limit_in_mb))
+    except OcrThrottledError:  # the workflow retries the page; the alarm watches how often
+        metrics.add_metric(name=TEXTRACT_THROTTLES, unit=MetricUnit.Count, value=1)
+        raise
     metrics.add_metric(name=f"OcrPages_{result.status}", unit=MetricUnit.Count, value=1)
     logger.info("ocr page", extra=result.model_dump(include={"status", "engine", "chars", "skipped"}))
     return result.model_dump(mode="json")

@@ -25,6 +25,7 @@ from aws_cdk import (
     Tags,
 )
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
@@ -50,6 +51,7 @@ from infra.deployment import (
 )
 from infra.stacks.api import DocumentsApi
 from infra.stacks.nag import acknowledge
+from infra.stacks.operations import Operations, Watched
 from infra.workflow import PLACEHOLDERS, definition_text
 from papersift import listing
 from papersift.errors import SettingsError
@@ -76,6 +78,9 @@ LAYER_STAMP = ".requirements.sha256"  # written by scripts/build_layers.py
 CONTAINER_DOCKERFILE = "functions/Dockerfile"
 
 RUNTIME = lambda_.Runtime(deployment.RUNTIME, lambda_.RuntimeFamily.PYTHON)
+#: every function's machine, the layers' and the image's (deployment.ARCHITECTURE: Graviton)
+ARCHITECTURE = {"arm64": lambda_.Architecture.ARM_64, "x86_64": lambda_.Architecture.X86_64}[deployment.ARCHITECTURE]
+IMAGE_PLATFORM = ecr_assets.Platform.custom(ARCHITECTURE.docker_platform)
 CONTEXT_KEY = "papersift"
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.pytest_cache", "**/.mypy_cache"]
 
@@ -168,6 +173,16 @@ class PipelineStack(Stack):
         self.api_fn = self._api_function()
         self.api = DocumentsApi(self, "DocumentsApi", handler=self.api_fn, settings=self.settings)
 
+        # 7. Operations: alarms to one SNS topic, and a dashboard of what the pipeline did.
+        self.operations = Operations(self, "Operations", watched=Watched(
+            dead_letter_queue=self.queue.dead_letter_queue.queue,  # type: ignore[union-attr]
+            state_machine=self.state_machine,
+            functions=[(spec.name, fn) for spec, fn in self.functions_by_spec],
+            ocr_function=self.ocr_fn,
+            ocr_reserved_concurrency=self.settings.ocr_reserved_concurrency,
+            uses_textract=textract,
+        ))
+
         self._outputs()
         self._acknowledge_accepted_findings()
 
@@ -175,6 +190,12 @@ class PipelineStack(Stack):
     def workflow_functions(self) -> tuple[lambda_.Function, ...]:
         """The functions the workflow invokes, in the order of ``deployment.WORKFLOW_FUNCTIONS``."""
         return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn, self.ocr_plan_fn, self.ocr_fn)
+
+    @property
+    def functions_by_spec(self) -> tuple[tuple[FunctionSpec, lambda_.Function], ...]:
+        """Every function of the stack with its spec: the workflow's, ingest and the API's."""
+        return (*zip(WORKFLOW_FUNCTIONS, self.workflow_functions, strict=True),
+                (INGEST, self.ingest_fn), (API, self.api_fn))
 
     # -- storage -------------------------------------------------------------------------
 
@@ -292,7 +313,7 @@ class PipelineStack(Stack):
                 asset_hash_type=AssetHashType.CUSTOM if fingerprint else AssetHashType.SOURCE,
             ),
             compatible_runtimes=[RUNTIME],
-            compatible_architectures=[lambda_.Architecture.X86_64],
+            compatible_architectures=[ARCHITECTURE],
             description="Third-party packages of papersift (layers/requirements.txt)",
         )
         core = lambda_.LayerVersion(
@@ -300,6 +321,7 @@ class PipelineStack(Stack):
             "CoreLayer",
             code=lambda_.Code.from_asset(str(CORE_LAYER_DIR), exclude=ASSET_EXCLUDE),
             compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
             description="The papersift core library",
         )
         return [deps, core]
@@ -321,7 +343,7 @@ class PipelineStack(Stack):
             self,
             spec.construct_id,
             runtime=RUNTIME,
-            architecture=lambda_.Architecture.X86_64,
+            architecture=ARCHITECTURE,
             handler=deployment.HANDLER,
             code=lambda_.Code.from_asset(str(FUNCTIONS_DIR / spec.name), exclude=ASSET_EXCLUDE),
             layers=self.layers,
@@ -342,6 +364,7 @@ class PipelineStack(Stack):
             str(ROOT),
             file=CONTAINER_DOCKERFILE,
             build_args={"FUNCTION": name},
+            platform=IMAGE_PLATFORM,
             # the build context is the repository root: send only what the Dockerfile copies
             ignore_mode=IgnoreMode.DOCKER,
             exclude=[
@@ -360,7 +383,7 @@ class PipelineStack(Stack):
             self,
             spec.construct_id,
             code=code,
-            architecture=lambda_.Architecture.X86_64,
+            architecture=ARCHITECTURE,
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_seconds),
             ephemeral_storage_size=Size.gibibytes(10),
@@ -422,10 +445,15 @@ class PipelineStack(Stack):
                     retention=logs.RetentionDays.ONE_MONTH,
                     removal_policy=RemovalPolicy.DESTROY,
                 ),
-                level=sfn.LogLevel.ALL,
-                include_execution_data=True,  # states carry pointers and counts only, never page text
+                # failures only, without the states' data, unless the settings ask (workflow_log_*)
+                level=sfn.LogLevel(self.settings.workflow_log_level),
+                include_execution_data=self.settings.workflow_log_execution_data,
             ),
         )
+        if self.settings.workflow_log_level != sfn.LogLevel.ALL.value:
+            acknowledge(machine, "AwsSolutions-SF1",
+                        "Settings.workflow_log_level: failures only by default (every document's states would "
+                        "be logged otherwise); a deployer who follows runs state by state sets ALL.")
         for fn in self.workflow_functions:
             fn.grant_invoke(machine)
         # the Distributed Map reads its items from the manifest under work/

@@ -167,6 +167,21 @@ def test_listing_refuses_bad_parameters_naming_them(client: ApiClient) -> None:
     assert (wrong.status_code, error_of(wrong)["field"]) == (400, "next"), "a token of another listing"
 
 
+def test_a_pdfs_attachments_are_listed_with_their_kind_and_deleted_with_it(api: LocalApi, client: ApiClient) -> None:
+    from attachment_factory import pdf_with_attachments
+
+    pdf = pdf_with_attachments("A cover page that holds a note.", {"note.txt": b"The note speaks of bridges.\n"})
+    doc_id = inline(client, "holder.pdf", pdf)
+    document = client.wait_finished(doc_id)
+    assert document["member_count"] == 1 and document["page_count"] == 1
+    (member,) = document["members"]
+    assert (member["path"], member["kind"], member["status"]) == ("attachments/note.txt", "pdf_attachment", "clean")
+    deleted = client.json("DELETE", f"/documents/{doc_id}")
+    assert deleted["deleted_documents"] == 2
+    for gone in (doc_id, member["doc_id"]):
+        assert client.call("GET", f"/documents/{gone}").status_code == 404
+
+
 def test_delete_removes_results_work_files_members_and_items_of_an_archive(api: LocalApi, client: ApiClient) -> None:
     archive = zip_bytes({"a/first.txt": b"The first member speaks of rivers.\n",
                          "second.txt": b"The second member speaks of hills.\n"})

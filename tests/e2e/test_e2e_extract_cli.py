@@ -69,15 +69,19 @@ def test_a_killed_run_leaves_its_work_in_the_output_folder_and_the_next_run_remo
     assert not left.exists() and not list(out.glob(".papersift-work-*"))
 
 
-def test_a_result_folder_named_like_the_work_folder_survives_the_next_extract_into_it(tmp_path: Path) -> None:
+# a pid no process has (above the kernel's pid_max limit): the "owner" of the last two is gone
+@pytest.mark.parametrize("name", [".papersift-work-keep.txt", ".papersift-work-4194305-abcdefgh",
+                                  ".papersift-tmp-4194305-0a1b2c3d"])
+def test_a_result_folder_named_like_the_work_folder_survives_the_next_extract_into_it(tmp_path: Path,
+                                                                                      name: str) -> None:
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    (inputs / ".papersift-work-keep.txt").write_text("A note whose name looks like a work folder.\n")
+    (inputs / name).write_text("A note whose name looks like a work folder.\n")
     out = tmp_path / "out"
-    first = subprocess.run([str(PAPERSIFT), "extract", str(inputs / ".papersift-work-keep.txt"), "--out", str(out),
+    first = subprocess.run([str(PAPERSIFT), "extract", str(inputs / name), "--out", str(out),
                             "--quiet"], check=False)
     assert first.returncode == 0
-    kept = out / ".papersift-work-keep.txt"
+    kept = out / name
     assert "work folder" in (kept / "text.txt").read_text()
     note = tmp_path / "note.txt"
     note.write_text("A second run over the same output folder.\n")

@@ -15,6 +15,7 @@ from typing import Any
 import botocore.credentials
 import botocore.session
 import pytest
+from attachment_factory import pdf_with_attachments
 from pdf_factory import native_and_scanned_pdf, numbered_pdf
 from scan_factory import image_bytes, scanned_pdf, text_image
 from textract_replay import ReplayingTextract, input_bytes
@@ -178,7 +179,10 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
     page from three OCR pages on."""
     # names no other test of this module drops: the executions of earlier tests stay listed
     documents = {"t-native.pdf": numbered_pdf(12), "t-mixed.pdf": native_and_scanned_pdf(),
-                 "t-photo.png": image_bytes(text_image()), "t-scan.pdf": scanned_pdf([text_image()] * 4)}
+                 "t-photo.png": image_bytes(text_image()), "t-scan.pdf": scanned_pdf([text_image()] * 4),
+                 "t-holder.pdf": pdf_with_attachments("A cover page that holds two files.",
+                                                      {"a.txt": b"First attached note.\n",
+                                                       "b.pdf": numbered_pdf(2)})}
     keys = {}
     for name, data in documents.items():
         (tmp_path / name).write_bytes(data)
@@ -196,10 +200,14 @@ def test_state_transitions_in_the_report_are_those_the_execution_history_counts(
     # the fixture's batches are 5 pages: 12 pages in 3 batches (Plan, Route, the Map, 3 batches,
     # OcrNeeded, Assemble)
     assert counted["t-native.pdf"][0] == 2 + 1 + 3 + 1 + 1
-    assert counted["t-photo.png"][0] == 2 + 2 + 1 + 1 + 1  # Plan, Route, PlanOcr, Choose, Map, 1 page, Assemble
+    # Plan, Route, PlanOcr, Choose, Map, 1 page, AfterOcr, Assemble
+    assert counted["t-photo.png"][0] == 2 + 2 + 1 + 1 + 1 + 1
     text_layer = 2 + 1 + 1 + 1 + 1  # Plan, Route, the Map, 1 batch, OcrNeeded, Assemble
     ocr_stage = counted["t-scan.pdf"][0] - text_layer
-    assert ocr_stage == 3 + 4 and ocr_stage / 4 <= 2
+    assert ocr_stage == 3 + 4 + 1 and ocr_stage / 4 <= 2  # with AfterOcr
+    # its text layer, then Unpack, ChooseMemberMapKind, the member Map, and each member's own states
+    member_txt, member_pdf = 2 + 1 + 1 + 1 + 1, 2 + 1 + 1 + 1 + 1
+    assert counted["t-holder.pdf"][0] == text_layer + 3 + member_txt + member_pdf
 
 
 def test_past_the_threshold_ocr_pages_run_in_a_distributed_map_reading_the_manifest(aws: LocalAws,
@@ -216,7 +224,8 @@ def test_past_the_threshold_ocr_pages_run_in_a_distributed_map_reading_the_manif
                           seconds=0.01)
 
     aws.handler_module("ocr").engines = OcrEngines(tesseract=quick, textract=None)
-    frames = [text_image(["frame"], font_size=20, width=200)] * 45
+    # each frame its own: identical frames would be read once (the OCR plan's survey)
+    frames = [text_image([f"frame {n}"], font_size=20, width=200) for n in range(1, 46)]
     out = io.BytesIO()
     frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:])
     outcome, report = run(aws, tmp_path, "long-scan.tif", out.getvalue())

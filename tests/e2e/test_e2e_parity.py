@@ -78,3 +78,28 @@ def test_a_member_whose_own_plan_says_archive_is_unpacked_alike_by_run_and_by_ex
     assert result.members == (("pacote/anexos.zip", "clean", 1), ("pacote/edital.pdf", "clean", 1))
     assert f"=== pacote/anexos.zip ===\n=== ata.txt ===\n{INNER_MINUTES}" in result.text
     assert "not unpacked" not in (tmp_path / "run" / "pacote.zip.report.json").read_text(encoding="utf-8")
+
+
+DEEP_NOTE = "Nota anexada ao anexo do e-mail."
+
+
+@pytest.mark.slow
+def test_attachments_of_attachments_are_read_alike_by_run_and_by_extract(tmp_path: Path) -> None:
+    """A PDF with an attachment inside a zip, and inside an email, is a holder one level down: its
+    files are unpacked there (MemberUnpack after its text), by both commands alike."""
+    from attachment_factory import email_with_attachments, pdf_with_attachments
+
+    holder = pdf_with_attachments("Capa do anexo em PDF.", {"nota.txt": (DEEP_NOTE + "\n").encode()})
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "pacote.zip").write_bytes(zip_bytes({"pacote/capa.pdf": holder}))
+    (tmp_path / "in" / "mensagem.eml").write_bytes(email_with_attachments(
+        subject="Anexos", plain="Segue o PDF.", html=None, files={"capa.pdf": (holder, "application/pdf")}))
+    for command in ("run", "extract"):
+        assert main([command, str(tmp_path / "in"), "--out", str(tmp_path / command), "--flat", "--quiet"]) == 0
+    run, extract = read_flat(tmp_path / "run"), read_flat(tmp_path / "extract")
+    assert differences(run, extract) == []
+    for name, member in (("pacote.zip", "pacote/capa.pdf"), ("mensagem.eml", "attachments/capa.pdf")):
+        result = run[name]
+        assert result.status == "clean", (name, result.reason)
+        assert (member, "clean", 1) in result.members, result.members
+        assert f"=== {member} ===\nCapa do anexo em PDF.\n\n=== attachments/nota.txt ===\n{DEEP_NOTE}" in result.text

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 from handler_env import BUCKET, load_event, load_handler
 from pdf_factory import native_and_scanned_pdf, numbered_pdf
 
@@ -255,3 +256,37 @@ def test_sample_ocr_events_drive_the_ocr_plan_and_ocr_steps_on_a_scanned_page(aw
     assert report["pages"][1]["ocr"]["engine"] == "tesseract"
     assert "quick brown fox" in aws["s3"].get_object(Bucket=BUCKET, Key=f"results/{request['doc_id']}/text.txt")[
         "Body"].read().decode()
+
+
+@pytest.mark.parametrize("refused", ["text.txt", "document.md", "report.html"])
+def test_assemble_with_a_result_put_refused_writes_no_report_and_no_item(aws, lambda_context, refused):
+    """S3 refuses one of assemble's result puts (past the SDK's retries): the step raises for the
+    workflow's Catch, and neither report.json nor the table item exists, so nothing says the
+    document is done while its results are not all there (the report and the item come last)."""
+    from botocore.exceptions import ClientError
+
+    key = "incoming/refused.txt"
+    aws["s3"].put_object(Bucket=BUCKET, Key=key, Body=b"A note whose Markdown cannot be stored.\n")
+    run_input = {"doc_id": "drefused", "bucket": BUCKET, "key": key, "source_name": "refused.txt"}
+    plan = load_handler("plan").handler(run_input, lambda_context)
+    extract = load_handler("extract")
+    for batch in plan["batches"]:
+        extract.handler(batch, lambda_context)
+    assemble = load_handler("assemble")
+    real_put = assemble.s3.put_object
+    written: list[str] = []
+
+    def refusing_the_markdown(**kwargs: Any) -> Any:
+        if kwargs["Key"].endswith("/" + refused):
+            raise ClientError({"Error": {"Code": "InternalError", "Message": "We encountered an internal error."}},
+                              "PutObject")
+        written.append(kwargs["Key"])
+        return real_put(**kwargs)
+
+    assemble.s3.put_object = refusing_the_markdown
+    with pytest.raises(ClientError):
+        assemble.handler({**run_input, "plan": plan}, lambda_context)
+    listed = aws["s3"].list_objects_v2(Bucket=BUCKET, Prefix="results/drefused/").get("Contents", [])
+    assert "results/drefused/report.json" not in {obj["Key"] for obj in listed}
+    assert "results/drefused/report.json" not in written
+    assert "Item" not in aws["table"].get_item(Key={"doc_id": "drefused"})

@@ -71,12 +71,13 @@ def test_the_layer_is_rebuilt_only_when_the_requirements_change(
 
 
 def test_pip_targets_the_lambda_runtime_without_docker(build_layers: ModuleType, tmp_path: Path) -> None:
-    """Wheels only, for CPython 3.12 on manylinux x86_64: never a local build for the wrong platform."""
+    """Wheels only, for CPython 3.12 on manylinux aarch64 (the functions are arm64): never a local build
+    for the wrong platform."""
     args = build_layers.pip_arguments(tmp_path)
     assert "--only-binary=:all:" in args
     assert args[args.index("--python-version") + 1] == "3.12"
     platforms = [args[i + 1] for i, arg in enumerate(args) if arg == "--platform"]
-    assert platforms and all(p.endswith("x86_64") and p.startswith("manylinux") for p in platforms)
+    assert platforms and all(p.endswith("_aarch64") and p.startswith("manylinux") for p in platforms)
 
 
 def test_the_stack_reads_the_stamp_the_script_writes(build_layers: ModuleType) -> None:

@@ -35,6 +35,12 @@ def app_and_stack(tmp_path_factory: pytest.TempPathFactory) -> tuple[App, Pipeli
 
 
 @pytest.fixture(scope="module")
+def assembly(app_and_stack: tuple[App, PipelineStack]) -> Any:
+    """The app synthesized once: a second synth of the same app reports no validation plugin."""
+    return app_and_stack[0].synth()
+
+
+@pytest.fixture(scope="module")
 def template(app_and_stack: tuple[App, PipelineStack]) -> Template:
     return Template.from_stack(app_and_stack[1])
 
@@ -117,6 +123,20 @@ def test_zip_functions_run_python312_with_both_layers(
         assert props["TracingConfig"] == {"Mode": "Active"}
 
 
+def test_every_function_the_layers_and_the_images_are_arm64(
+    app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any], assembly: Any
+) -> None:
+    """Graviton throughout: a zip function on an x86_64 layer (or an image built for another
+    machine) would fail at its first import, not at deploy."""
+    stack = app_and_stack[1]
+    for _, fn in stack.functions_by_spec:
+        assert function_properties(resources, stack, fn)["Architectures"] == ["arm64"], fn.node.id
+    for layer in stack.layers:
+        assert resources[logical_id(stack, layer)]["Properties"]["CompatibleArchitectures"] == ["arm64"]
+    manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
+    assert {image["source"].get("platform") for image in manifest["dockerImages"].values()} == {"linux/arm64"}
+
+
 def test_unpack_extract_and_ocr_are_container_image_functions(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:
@@ -129,10 +149,9 @@ def test_unpack_extract_and_ocr_are_container_image_functions(
         assert props["EphemeralStorage"] == {"Size": 10240}
 
 
-def test_every_container_function_is_built_by_the_image_script(app_and_stack: tuple[App, PipelineStack]) -> None:
+def test_every_container_function_is_built_by_the_image_script(assembly: Any) -> None:
     """scripts/build_image.sh builds, and tests/image runs, the image of each function the stack
     deploys from functions/Dockerfile: a new container function cannot miss the image tests."""
-    assembly = app_and_stack[0].synth()
     manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
     images = [image["source"] for image in manifest["dockerImages"].values()]
     assert {source["dockerFile"] for source in images} == {"functions/Dockerfile"}
@@ -213,7 +232,7 @@ def test_state_machine_runs_the_shared_definition_with_all_function_arns(
         assert "${" + placeholder + "}" in rendered
         assert substitutions[placeholder] == {"Fn::GetAtt": [logical_id(stack, fn), "Arn"]}
     assert machine["TracingConfiguration"] == {"Enabled": True}
-    assert machine["LoggingConfiguration"]["Level"] == "ALL"
+    assert machine["LoggingConfiguration"]["Level"] == "ERROR"  # settings: tests/infra/test_operations.py
 
 
 def test_state_machine_may_invoke_its_functions_and_run_distributed_map_children(
@@ -367,13 +386,13 @@ def test_documents_bucket_is_private_encrypted_versioned_and_expires_work_files(
     )
 
 
-def test_cdk_nag_passes_with_every_acknowledgement_reasoned(app_and_stack: tuple[App, PipelineStack]) -> None:
-    """AwsSolutions checks run at synth; accepted findings carry a reason (synth fails otherwise)."""
-    app, _ = app_and_stack
-    assembly = app.synth()
+def test_cdk_nag_passes_with_every_acknowledgement_reasoned(assembly: Any) -> None:
+    """AwsSolutions checks run at synth; accepted findings carry a reason (synth fails otherwise).
+    The report lists a plugin only when it has something to say (cdk-nag's passing run is not
+    listed; CDK's own CloudFormation Validate plugin once was, for the access-log bucket's W3045
+    it suppressed): the next test shows the checks are active."""
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
-    assert report["pluginReports"], "no validation plugin ran"
-    assert [plugin["conclusion"] for plugin in report["pluginReports"]] == ["success"]
+    assert all(plugin["conclusion"] == "success" for plugin in report["pluginReports"]), report
 
 
 def test_cdk_nag_is_active_an_unacknowledged_finding_fails_synth(tmp_path: Path) -> None:

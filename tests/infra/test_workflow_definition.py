@@ -295,7 +295,7 @@ def test_after_the_text_layer_only_documents_a_batch_sent_to_ocr_go_to_ocr(defin
         assert extract["ResultSelector"] == {"needs_ocr.$": "States.ArrayContains($[*].needs_ocr, true)"}
         assert (extract["ResultPath"], extract["Next"]) == ("$.extracted", "OcrNeeded")
     needed = top["OcrNeeded"]
-    assert needed["Choices"] == [{"Variable": "$.extracted.needs_ocr", "BooleanEquals": True, "Next": "PlanOcr"}]
+    assert needed["Choices"][0] == {"Variable": "$.extracted.needs_ocr", "BooleanEquals": True, "Next": "PlanOcr"}
     assert needed["Default"] == "Assemble"
     plan_ocr = top["PlanOcr"]
     assert plan_ocr["Resource"] == ARNS["OcrPlanFunctionArn"] and plan_ocr["ResultPath"] == "$.ocr"
@@ -316,7 +316,26 @@ def test_ocr_pages_run_one_an_iteration_bounded_by_the_ocr_concurrency(definitio
     assert inline["MaxConcurrencyPath"] == by_manifest["MaxConcurrencyPath"] == "$.ocr.max_concurrency"
     assert by_manifest["ItemReader"]["Parameters"] == {"Bucket.$": "$.plan.bucket", "Key.$": "$.ocr.manifest_key"}
     assert by_manifest["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
-    assert inline["Next"] == by_manifest["Next"] == "Assemble"
+    assert inline["Next"] == by_manifest["Next"] == "AfterOcr"
+    assert top["AfterOcr"]["Default"] == "Assemble"
+
+
+def test_a_document_that_holds_files_unpacks_them_after_its_own_text(definition: dict[str, Any]) -> None:
+    """A PDF with embedded files or an email with attachments (Plan.holds_files) goes to the same
+    Unpack state as an archive after its text layer and OCR, from the Choices already on the way
+    (no OCR needed, no OCR page, after the OCR Map), at the top level and in the member Map; at
+    the deepest level, where nothing is unpacked, no such route exists."""
+    holds = {"Variable": "$.plan.holds_files", "BooleanEquals": True}
+    top = definition["States"]
+    assert {**holds, "Next": "Unpack"} in top["OcrNeeded"]["Choices"]
+    assert {"And": [{"Variable": "$.ocr.page_count", "NumericEquals": 0}, holds], "Next": "Unpack"} \
+        == top["ChooseOcrMap"]["Choices"][0]
+    assert top["AfterOcr"]["Choices"] == [{**holds, "Next": "Unpack"}]
+    member = top["ProcessMembersInline"]["ItemProcessor"]["States"]
+    assert {**holds, "Next": "MemberUnpack"} in member["MemberOcrNeeded"]["Choices"]
+    nested = member["MemberProcessMembersInline"]["ItemProcessor"]["States"]
+    assert "NestedMemberAfterOcr" not in nested
+    assert all(c.get("Variable") != "$.plan.holds_files" for c in nested["NestedMemberOcrNeeded"]["Choices"])
 
 
 def test_textract_throttling_is_retried_with_backoff_and_jitter_then_read_without_textract(

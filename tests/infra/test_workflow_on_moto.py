@@ -82,6 +82,8 @@ class FakeSteps:
             return plan.model_copy(update={"status": ARCHIVE, "batches": [], "batch_count": 0})
         if name.endswith(".xyz"):
             return plan.model_copy(update={"status": "unsupported", "batches": [], "batch_count": 0})
+        if name.startswith("holder"):  # a PDF with embedded files, an email with attachments
+            return plan.model_copy(update={"holds_files": True})
         return plan
 
     def extract(self, event: Batch) -> ExtractResult:
@@ -187,6 +189,7 @@ def test_plan_receives_the_execution_input_unchanged(workflow: tuple[Any, str, F
         "source_name": "input.pdf",
         "parent_doc_id": None,
         "archive_path": None,
+        "member_kind": None,
         "version_id": None,
         "etag": "abc",
     }
@@ -217,6 +220,24 @@ def test_an_archive_is_unpacked_its_members_processed_then_it_is_assembled(
         assert member_assembled["archive_path"] == f"dir/a{i}.txt" and "error" not in member_assembled
     archive_assembled = [e for e in steps.called("assemble") if e["doc_id"].endswith("pack-zip")]
     assert len(archive_assembled) == 1 and "error" not in archive_assembled[0]
+
+
+def test_a_document_that_holds_files_is_extracted_then_unpacked_then_assembled_once(
+    workflow: tuple[Any, str, FakeSteps],
+) -> None:
+    """Plan.holds_files: its own batches are extracted, then the same Unpack state as an archive's
+    gets it, each member runs its own plan/extract/assemble, and the document is assembled once,
+    with its plan (assemble reads its pages and its members' results)."""
+    described, steps = run(workflow, "holder.pdf")
+    assert described["status"] == "SUCCEEDED", described
+    assert len(for_doc(steps.called("extract"), "holder-pdf")) == 3
+    (unpacked,) = for_doc(steps.called("unpack"), "holder-pdf")
+    assert unpacked["plan"]["holds_files"] is True
+    for i in range(2):
+        (member_assembled,) = [e for e in steps.called("assemble") if e["doc_id"] == f"holder-pdf-m{i}"]
+        assert "error" not in member_assembled
+    (assembled,) = [e for e in steps.called("assemble") if e["doc_id"].endswith("holder-pdf")]
+    assert assembled["plan"]["holds_files"] is True and "error" not in assembled
 
 
 def test_a_terminal_plan_status_goes_straight_to_assemble(workflow: tuple[Any, str, FakeSteps]) -> None:

@@ -139,7 +139,7 @@ def test_misnamed_archive_is_read_by_kind_not_extension(tmp_path: Path) -> None:
 
 
 def test_unknown_kind_is_unsupported(tmp_path: Path) -> None:
-    result = run(tmp_path, b"%PDF-1.4", "pdf")
+    result = run(tmp_path, b"\x89PNG\r\n\x1a\n", "png")
     assert result.status is ArchiveStatus.UNSUPPORTED
 
 

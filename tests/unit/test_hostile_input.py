@@ -26,6 +26,7 @@ from hostile_factory import (
     epub_package,
     hostile_cases,
     lying_count_pdf,
+    many_glyphs_pdf,
     many_members_zip,
     odt_content,
     odt_package,
@@ -250,11 +251,74 @@ def test_cyclic_page_tree_gives_no_phantom_pages(tmp_path: Path) -> None:
     assert "loops" in report.pages[0].reason
 
 
-def test_pages_beyond_max_pages_get_no_batch_and_the_document_is_limit_exceeded(tmp_path: Path) -> None:
+def test_pages_beyond_max_pages_get_no_batch_and_are_listed_skipped_limit_with_the_limit_named(tmp_path: Path) -> None:
     store, report = _process(tmp_path, "long.pdf", numbered_pdf(12), Settings(max_pages=5, page_batch_size=2))
-    assert report.status == "limit_exceeded" and report.page_count == 5
+    assert report.status == "limit_exceeded" and report.error_code == "max_pages" and report.page_count == 12
     assert "the document has 12 pages; only the first 5 are extracted (max_pages)" in report.reason
+    assert [p.status for p in report.pages] == ["clean"] * 5 + ["skipped_limit"] * 7
+    assert [p.number for p in report.pages] == list(range(1, 13))
+    assert report.pages[5].signals == ["max_pages"] and "max_pages=5" in report.pages[5].reason
     assert len(store.list_keys(f"work/{report.doc_id}/pages/")) == 5
+
+
+def test_a_page_that_outgrows_the_memory_limit_is_stopped_by_the_limit_not_called_damaged(tmp_path: Path) -> None:
+    """A page whose engine keeps allocating until the unit's address space runs out, then aborts
+    as a C library does (SIGABRT, no word): the page ends failed with memory_limit, and the
+    document limit_exceeded naming it, not corrupt_unrecoverable."""
+    from papersift.isolation import Limits, UnitFailure, run_units
+
+    failures = [result for _, result in run_units(_no_state, _hoard_then_abort, [1], Limits(60, memory_mb=300))]
+    (failure,) = failures
+    assert isinstance(failure, UnitFailure) and failure.error.code == "memory_limit"
+    assert "300 MB a unit may use (unit_memory_mb)" in str(failure.error) and "SIGABRT" in str(failure.error)
+
+
+def test_a_sound_page_too_big_for_the_unit_memory_ends_limit_exceeded_and_reads_clean_under_a_larger_limit(
+    tmp_path: Path
+) -> None:
+    """Two million sound glyphs on one page: pdfium aborts (SIGABRT) when it cannot allocate past a
+    200 MB unit limit; that is the limit (memory_limit), not damage, and the same page is clean
+    under the default limit."""
+    data = many_glyphs_pdf(2_000_000)
+    _, limited = _process(tmp_path / "limited", "glyphs.pdf", data, Settings(unit_memory_mb=200))
+    assert (limited.status, limited.error_code) == ("limit_exceeded", "memory_limit")
+    assert limited.pages[0].status == "failed" and limited.pages[0].signals == ["memory_limit"]
+    assert "200 MB a unit may use (unit_memory_mb)" in limited.reason
+    _, read = _process(tmp_path / "read", "glyphs.pdf", data)
+    assert read.status == "clean" and read.char_count > 200_000
+
+
+def test_a_crash_without_growing_is_still_an_engine_crash(tmp_path: Path) -> None:
+    from papersift.isolation import Limits, UnitFailure, run_units
+
+    (failure,) = [result for _, result in run_units(_no_state, _abort_at_once, [1], Limits(60, memory_mb=300))]
+    assert isinstance(failure, UnitFailure) and failure.error.code == "engine_crashed"
+
+
+def _no_state() -> None:
+    return None
+
+
+def _hoard_then_abort(_state: None, _number: int) -> None:
+    """What pdfium does on a 20-million-glyph page under the limit: grow, then abort on the failed allocation."""
+    import time
+
+    held = []
+    try:
+        while True:
+            held.append(bytearray(8 << 20))
+            time.sleep(0.01)
+    except MemoryError:
+        _abort_at_once(_state, _number)
+
+
+def _abort_at_once(_state: None, _number: int) -> None:
+    import faulthandler
+    import os
+    import signal
+
+    faulthandler.disable()  # pytest's: no traceback of the worker on stderr
+    os.kill(os.getpid(), signal.SIGABRT)
 
 
 # -- archives ------------------------------------------------------------------------------------------

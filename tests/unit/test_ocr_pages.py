@@ -13,9 +13,10 @@ from scan_factory import blank_image, drawing_image, text_image
 
 from papersift.content import PageContent
 from papersift.errors import OcrRejectedError, OcrThrottledError, OcrUnavailableError
+from papersift.ocr import pictures
 from papersift.ocr.pages import OcrEngines, OcrTask, Original, judge_reading, read_page
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, PageReport
 
@@ -151,7 +152,40 @@ def test_a_blank_page_is_said_to_be_blank_and_is_not_a_problem() -> None:
     tesseract = FakeEngine(reading(TESSERACT, "", confidence=None, words=0))
     page = read_page(task(image=blank_image()), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
     assert page.report.status == "ocr" and page.text == ""
-    assert "blank_page" in page.report.signals and page.report.reason.startswith("tesseract read the page: blank")
+    assert "blank_page" in page.report.signals and page.report.reason.startswith("blank page")
+
+
+@pytest.mark.parametrize("mode", ["local-first", "textract-first", "textract-only"])
+def test_a_blank_page_costs_no_engine_call(mode: str) -> None:
+    """A blank sheet in a scanned stack (and dust on it, and JPEG noise) is recorded blank_page
+    without Tesseract's 0.25 s or a Textract bill."""
+    sheet = blank_image(2550, 3300)
+    for speck in ((400, 500), (2000, 3000), (1200, 40)):  # three specks of dust, 3 px each
+        sheet.paste(0, (*speck, speck[0] + 3, speck[1] + 3))
+    noisy = Image.effect_noise(sheet.size, 6).point(lambda value: min(255, value + 112))  # paper at 240 +- 6
+    sheet = Image.composite(sheet, noisy, sheet.point(lambda value: 255 if value < 128 else 0))
+    tesseract, textract = FakeEngine(reading(TESSERACT, GOOD)), FakeEngine(reading(TEXTRACT, GOOD))
+    page = read_page(task(image=sheet), engine_order(mode), engines(tesseract, textract), languages=LANGUAGES)
+    assert "blank_page" in page.report.signals and page.text == ""
+    assert tesseract.calls == [] and textract.calls == []
+
+
+def test_one_short_word_on_a_page_is_not_blank_and_is_read() -> None:
+    """The blank test is on marked area at the page's resolution: one 10-pt word on a letter sheet
+    at 300 dpi (0.01 square inches) is read, though it is 0.01% of the page."""
+    sheet = blank_image(2550, 3300)
+    sheet.paste(text_image(["Yes"], font_size=42, margin=4), (1200, 1600))
+    assert pictures.ink_share(sheet) < 0.002  # what judge_reading calls blank after a reading
+    tesseract = FakeEngine(reading(TESSERACT, "Yes", confidence=0.9, words=1))
+    page = read_page(task(image=sheet), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
+    assert len(tesseract.calls) == 1 and "blank_page" not in page.report.signals
+
+
+def test_faint_pencil_is_not_blank() -> None:
+    sheet = blank_image(1700, 2200)
+    writing = text_image(["a faint note in pencil"], font_size=30).point(lambda value: 190 if value < 128 else 255)
+    sheet.paste(writing, (100, 100))
+    assert not pictures.is_blank(sheet, 200)
 
 
 def test_a_picture_without_words_is_never_taken_for_a_page_without_text() -> None:
@@ -205,3 +239,41 @@ def test_a_sound_invisible_layer_stands_when_ocr_reads_no_better() -> None:
     page = read_page(task(layer=layer), engine_order("local-only"), engines(tesseract), languages=LANGUAGES)
     assert (page.report.status, page.text) == ("clean", GOOD)
     assert "OCR read no better" in page.report.reason
+
+
+def uncertain_layer(text: str, engine: str = "pdfium") -> PageContent:
+    """A text layer whose fonts no map ties to Unicode: sound words, untrusted, sent to be checked."""
+    report = PageReport(number=3, status="needs_ocr", engine=engine, char_count=len(text), confidence=0.5,
+                        reason="no map in the file ties the page's characters to Unicode; OCR needed",
+                        signals=["unverified_font"],
+                        attempts=[EngineAttempt(engine="pdfium", chars=len(text), score=1.0, seconds=0.001)])
+    return PageContent(number=3, text=text, report=report, ocr_scope=RENDERING_CHECK)
+
+
+def test_a_rendering_check_that_reads_the_same_text_keeps_the_layer_trusted() -> None:
+    layer = uncertain_layer(GOOD)
+    misread = GOOD.replace("quick", "qu1ck")  # OCR at low resolution gets a letter wrong
+    tesseract = FakeEngine(reading(TESSERACT, misread))
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-first"), engines(tesseract),
+                     languages=LANGUAGES)
+    assert (page.report.status, page.report.engine, page.text) == ("clean", "pdfium", GOOD)
+    assert "verified_by_rendering" in page.report.signals
+    assert 0.95 < (page.report.rendering_agreement or 0) < 1
+    assert "verified by the rendered page" in page.report.reason
+    assert [a.engine for a in page.report.attempts] == ["pdfium", "tesseract"]
+
+
+def test_a_rendering_check_that_reads_other_characters_takes_the_ocr_text() -> None:
+    layer = uncertain_layer('"7+%- 8+-47 +\'')
+    tesseract = FakeEngine(reading(TESSERACT, GOOD))
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-first"), engines(tesseract),
+                     languages=LANGUAGES)
+    assert (page.report.status, page.report.engine, page.text) == ("ocr", "tesseract", GOOD)
+    assert "rendering_disagrees" in page.report.signals and page.report.rendering_agreement == 0.0
+
+
+def test_a_layer_another_engine_recovered_is_recovered_once_verified() -> None:
+    layer = uncertain_layer(GOOD, engine="pdftotext")
+    page = read_page(task(layer=layer, scope=RENDERING_CHECK), engine_order("local-only"),
+                     engines(FakeEngine(reading(TESSERACT, GOOD))), languages=LANGUAGES)
+    assert (page.report.status, page.report.engine) == ("recovered", "pdftotext")

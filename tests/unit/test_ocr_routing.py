@@ -7,6 +7,7 @@ import pytest
 from papersift.errors import SettingsError
 from papersift.ocr.routing import (
     PICTURES,
+    RENDERING_CHECK,
     WHOLE_PAGE,
     EngineOrder,
     engine_order,
@@ -67,3 +68,14 @@ def test_an_invisible_ocr_layer_is_read_again_only_when_its_quality_is_doubtful(
     assert doubtful is not None and doubtful.scope == WHOLE_PAGE and "invisible OCR layer" in doubtful.reason
     # invisible text over a small picture is not an OCR layer over a scan
     assert ocr_need("clean", 0.8, image_area_ratio=0.1, invisible_share=1.0) is None
+
+
+@pytest.mark.parametrize("signal", ["unverified_font", "implausible_script", "engines_disagree"])
+def test_an_uncertain_text_layer_is_checked_against_the_rendered_page(signal: str) -> None:
+    need = ocr_need("needs_ocr", 0.4, signals=["low_confidence", signal], has_text=True)
+    assert need is not None and need.scope == RENDERING_CHECK
+
+
+def test_a_broken_or_empty_layer_is_read_whole_not_checked() -> None:
+    assert ocr_need("needs_ocr", 0.1, signals=["glyph_garbage", "unmapped_font"], has_text=True).scope == WHOLE_PAGE
+    assert ocr_need("needs_ocr", 0.0, signals=["unverified_font"], has_text=False).scope == WHOLE_PAGE

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pdf_factory import native_and_scanned_pdf
+from pdf_factory import native_and_scanned_pdf, subset_truetype_without_map_pdf
 from PIL import Image
-from scan_factory import image_bytes, text_image
+from scan_factory import image_bytes, shared_strip_tiff, text_image
 from test_ocr_pages import GOOD, FakeEngine, engines, reading
 
 from papersift.errors import OcrThrottledError
@@ -65,6 +65,56 @@ def test_a_picture_is_planned_frame_by_frame_straight_from_the_plan(tmp_path: Pa
     assert (plan.status, plan.page_count, plan.batches) == ("picture", 2, [])
     ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings)
     assert [(item.page, item.input_key) for item in ocr.items] == [(1, document.key), (2, document.key)]
+
+
+def _letter(lines: list[str] | None = None) -> Image.Image:
+    page = Image.new("L", (1700, 2200), 255)
+    if lines:
+        page.paste(text_image(lines), (100, 100))
+    return page
+
+
+def test_blank_and_repeated_frames_of_a_stack_are_planned_for_no_ocr_step(tmp_path: Path) -> None:
+    """A scanned stack: 12 frames, of which frames 3 and 9 hold text, 7 repeats 3 (scanned twice,
+    its own strips) and 11 is stored as 3 (its IFD points at the same strip); the rest are blank."""
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    pages = [_letter(), _letter(["Minutes of the board."]), _letter(["Annex two."]), _letter(["Minutes of the board."])]
+    order = [0, 0, 1, 0, 0, 0, 3, 0, 2, 0, 1, 0]
+    document = drop(store, tmp_path, "stack.tif", shared_strip_tiff(pages, order))
+    plan = plan_document(store, document, settings)
+    ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings)
+    assert [item.page for item in ocr.items] == [3, 9]
+
+
+def test_a_stack_with_blank_and_repeated_frames_reads_each_distinct_text_frame_once(tmp_path: Path) -> None:
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    pages = [_letter(), _letter(["Minutes of the board."]), _letter(["Annex two."]), _letter(["Minutes of the board."])]
+    document = drop(store, tmp_path, "stack.tif", shared_strip_tiff(pages, [0, 0, 1, 0, 0, 0, 3, 0, 2, 0, 1, 0]))
+    tesseract = FakeEngine(reading(TESSERACT, GOOD))
+    report = process_document(store, document, settings, engines=engines(tesseract))
+    assert len(tesseract.calls) == 2  # frames 3 and 9; 7 and 11 repeat 3
+    assert report.page_count == 12 and [p.number for p in report.pages] == list(range(1, 13))
+    blank = [p.number for p in report.pages if "blank_page" in p.signals]
+    assert blank == [1, 2, 4, 5, 6, 8, 10, 12]
+    assert all(report.pages[n - 1].engine is None and report.pages[n - 1].attempts == [] for n in blank)
+    repeated = {p.number: p for p in report.pages if "repeated_frame" in p.signals}
+    assert sorted(repeated) == [7, 11]
+    assert all(p.engine == TESSERACT and "frame 3" in p.reason and not p.attempts for p in repeated.values())
+    assert report.status == "partially_recovered" and "8 blank page(s)" in report.reason
+    text = (store.root / f"results/{document.doc_id}/text.txt").read_text()
+    assert text.count(GOOD) == 4
+
+
+def test_a_stack_the_survey_cannot_finish_in_time_is_read_frame_by_frame(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from papersift.steps import ocr_plan
+
+    monkeypatch.setattr(ocr_plan, "SURVEY_SECONDS", 0)
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    document = drop(store, tmp_path, "stack.tif", shared_strip_tiff([_letter(), _letter(["Annex."])], [0, 1, 0]))
+    plan = plan_document(store, document, settings)
+    ocr = plan_ocr(store, OcrPlanRequest(**document.ref.model_dump(), plan=plan), settings)
+    assert [item.page for item in ocr.items] == [1, 2, 3]
 
 
 def test_with_ocr_off_a_picture_is_extracted_as_pages_that_need_ocr(tmp_path: Path) -> None:
@@ -130,8 +180,8 @@ def test_a_scanned_page_is_read_by_tesseract_and_the_native_page_is_not_ocred(tm
     assert set(cost["lambda_gb_seconds"]) == {"plan", "extract", "ocr_plan", "ocr", "assemble"}
     assert cost["usd_all_textract"] == 2 * settings.price_textract_detect_per_page
     # Plan, RouteByPlanStatus, the batch Map and its one batch, OcrNeeded, PlanOcr, ChooseOcrMap,
-    # the OCR Map and its one page, Assemble
-    assert cost["state_transitions"] == 10
+    # the OCR Map and its one page, AfterOcr, Assemble
+    assert cost["state_transitions"] == 11
     assert cost["usd"]["total"] == pytest.approx(sum(v for k, v in cost["usd"].items() if k != "total"), abs=1e-6)
 
 
@@ -213,3 +263,48 @@ def test_an_invisible_ocr_layer_of_poor_quality_is_read_again_and_the_better_rea
     assert [a.engine for a in page.attempts] == ["pdfium", "tesseract"]
     text = " ".join(store.get(f"results/{document.doc_id}/text.txt").decode().split())
     assert "The committee recommends that the contract be awarded to it." in text
+
+
+@needs_tesseract
+def test_a_word_no_font_map_can_read_is_read_from_the_rendered_page(tmp_path: Path) -> None:
+    """Class C of issue 17 through the pipeline: the text layer says '"7+%-', the page shows
+    'Phone'; the rendering check disagrees, and the page is read again by OCR and takes its text."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf())
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert store.get(f"results/{document.doc_id}/text.txt").decode().strip() == "Phone"
+    assert (page.status, page.engine) == ("ocr", "tesseract")
+    assert "rendering_disagrees" in page.signals and page.rendering_agreement == 0.0
+    assert [a.engine for a in page.attempts] == ["pdfium", "tesseract", "tesseract"]  # the check, then at ocr_dpi
+    assert report.cost["rendering_checks"] == 1
+
+
+@needs_tesseract
+def test_an_uncertain_layer_the_rendered_page_confirms_stays_trusted_from_the_layer(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    assert (report.status, page.status, page.engine) == ("clean", "clean", "pdfium")
+    assert "verified_by_rendering" in page.signals and page.rendering_agreement == 1.0
+
+
+def test_with_ocr_off_an_uncertain_layer_is_never_trusted(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
+    assert (report.status, report.trusted, report.pages[0].status) == ("needs_review", False, "needs_ocr")
+    # the report names the font that left the page unverified
+    assert report.pages[0].fonts == report.fonts_without_map == ["Vera (builtin_encoding)"]
+
+
+def test_pages_past_the_documents_rendering_checks_stay_untrusted_and_say_why(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "phone.pdf", subset_truetype_without_map_pdf("Phone", b"Phone"))
+    tesseract = FakeEngine(reading(TESSERACT, "Phone"))
+    report = process_document(store, document, Settings(max_rendering_checks=0), engines=engines(tesseract))
+    assert tesseract.calls == []
+    (page,) = report.pages
+    assert page.status == "needs_ocr" and "max_rendering_checks" in page.reason
+    assert report.cost["rendering_checks"] == 0

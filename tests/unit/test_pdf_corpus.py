@@ -17,7 +17,7 @@ from corpus_cases import CORPUS, manifest_rows, phrase_ok
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError
 from papersift.formats import count_pages, extract_units
 from papersift.ocr import tesseract
-from papersift.ocr.routing import WHOLE_PAGE
+from papersift.ocr.routing import RENDERING_CHECK, WHOLE_PAGE
 from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.sniff import sniff
@@ -121,14 +121,15 @@ def _phrase_page(row: dict[str, str]) -> int:
 def test_a_page_read_through_a_wrong_cjk_map_is_never_trusted_with_the_wrong_text(row: dict[str, str]) -> None:
     """Classes A and B of MANIFEST-trust.tsv: the phrase page is either read right (by the engine
     whose script is plausible, or whose column order follows the page) or not trusted, and sent
-    to OCR whole: wrong text that looks sound is the worst outcome."""
+    to OCR whole (read, or its layer checked against the rendered page): wrong text that looks
+    sound is the worst outcome."""
     data = (CORPUS / "files" / row["out_name"]).read_bytes()
     pages = extract_units(data, sniff(data, row["out_name"]), Settings())
     page = pages[_phrase_page(row) - 1]
     if phrase_ok(row["expected"], page.text):
         return
     assert page.report.status not in ("clean", "recovered"), (page.report.reason, page.text[:200])
-    assert page.ocr_scope == WHOLE_PAGE
+    assert page.ocr_scope in (WHOLE_PAGE, RENDERING_CHECK)
 
 
 @pytest.mark.parametrize("row", _wrong_maps_and_columns(marked=True))
@@ -184,3 +185,48 @@ def test_an_implausible_script_asks_the_engines_that_decode_cmaps_before_pypdf()
     assert [a.engine for a in page.report.attempts] == ["pdfium", "pdfminer", "pdftotext"]
     assert "implausible_script" in page.report.attempts[0].signals
     assert (page.report.engine, page.report.status) == ("pdftotext", "recovered")
+
+
+def _rows_of_class(letter: str) -> list[Any]:
+    rows = manifest_rows(lambda r: r["notes"][:2] in (f"{letter}:", f"{letter} "), manifest="MANIFEST-trust.tsv")
+    return [pytest.param(row, id=row["out_name"]) for row in rows]
+
+
+@pytest.mark.parametrize("row", _rows_of_class("C"))
+def test_a_page_in_fonts_without_a_usable_map_is_never_trusted_with_the_wrong_text(row: dict[str, str]) -> None:
+    """Class C of MANIFEST-trust.tsv (shifted or byte-swapped maps, custom encodings, glyph ids): the
+    text layer's phrase page is read right or not trusted, and sent to OCR whole."""
+    data = (CORPUS / "files" / row["out_name"]).read_bytes()
+    page = extract_units(data, sniff(data, row["out_name"]), Settings())[_phrase_page(row) - 1]
+    if phrase_ok(row["expected"], page.text):
+        return
+    assert page.report.status not in ("clean", "recovered"), (page.report.reason, page.text[:200])
+    assert page.ocr_scope in (WHOLE_PAGE, RENDERING_CHECK)
+
+
+@pytest.mark.parametrize("row", _rows_of_class("C"))
+def test_fonts_without_a_usable_map_give_their_phrase_through_ocr(row: dict[str, str], tmp_path: Path) -> None:
+    """Class C through the whole pipeline: Tesseract reads what no text layer maps."""
+    if shutil.which("tesseract") is None:
+        pytest.skip("tesseract is not installed")
+    name = row["out_name"]
+    store = LocalDirStore(tmp_path / "store")
+    (tmp_path / name).write_bytes((CORPUS / "files" / name).read_bytes())
+    store.upload_file(tmp_path / name, f"incoming/{name}")
+    document = DocumentRef(doc_id=document_id("local", f"incoming/{name}"), bucket="local", key=f"incoming/{name}",
+                           source_name=name)
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=300))
+    page = report.pages[_phrase_page(row) - 1]
+    assert phrase_ok(row["expected"], store.get(f"results/{document.doc_id}/text.txt").decode()), page.reason
+    assert (page.status, page.engine) == ("ocr", "tesseract")
+
+
+@pytest.mark.parametrize("row", _rows_of_class("D"))
+def test_text_one_engine_drops_is_read_from_the_page_it_is_on(row: dict[str, str]) -> None:
+    """Class D of MANIFEST-trust.tsv: pj__endchar.pdf's crop box cuts through its one line, which
+    pdfium alone reads within the box (only its 'É'); the page's text is the whole line.
+    pj__ZapfDingbats.pdf: an annotation's text only pdftotext reads."""
+    data = (CORPUS / "files" / row["out_name"]).read_bytes()
+    pages = extract_units(data, sniff(data, row["out_name"]), Settings(ocr_mode="off"))
+    assert phrase_ok(row["expected"], "\n".join(page.text for page in pages))
+    assert all(page.report.status in ("clean", "recovered") for page in pages)

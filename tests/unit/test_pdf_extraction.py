@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from pdf_factory import differences_font_pdf, image_only_pdf, mixed_pdf, numbered_pdf, raw_pdf, text_pdf
+from pdf_factory import (
+    cropped_pdf,
+    differences_font_pdf,
+    image_only_pdf,
+    mixed_pdf,
+    numbered_pdf,
+    raw_pdf,
+    text_pdf,
+)
 
 from papersift.errors import EngineError
 from papersift.formats import pdf
@@ -48,7 +56,7 @@ def test_text_has_unix_newlines_and_no_trailing_spaces_or_form_feeds() -> None:
 
 def test_pages_beyond_max_pages_are_skipped_with_a_reason() -> None:
     pages = pdf.extract_pages(numbered_pdf(5), Settings(max_pages=3), 1, 5)
-    assert [p.report.status for p in pages] == ["clean"] * 3 + ["skipped"] * 2
+    assert [p.report.status for p in pages] == ["clean"] * 3 + ["skipped_limit"] * 2
     assert pages[4].text == "" and "max_pages=3" in pages[4].report.reason
 
 
@@ -219,3 +227,21 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     page.records.append({"a": [1, 2]})
     assert page.report.attempts and page.report.signals
     assert page.to_dict() == {**dataclasses.asdict(page), "report": page.report.to_dict()}
+
+
+def test_a_crop_box_that_cuts_through_a_line_does_not_cut_the_line_out_of_the_text() -> None:
+    """pj__endchar.pdf's kind: the crop box shows one letter of a title; the page's text is the title."""
+    title = "The quarterly report shows revenue growth"
+    # text_pdf draws the line at x=72 (11 pt Helvetica), its baseline 72 pt below the top of A4
+    (page,) = pdf.extract_pages(cropped_pdf([title], (100, 760, 130, 780)), SETTINGS, 1, 1)
+    assert page.text == title
+    assert page.report.status == "clean" and "text_beyond_page_box" in page.report.signals
+
+
+def test_text_wholly_outside_the_crop_box_stays_out() -> None:
+    """Printer's marks and slug lines beyond the crop box are not the page's text."""
+    lines = ["Job 4711 proof, printed 2026-12-03", *[""] * 5, "The page as it is shown to readers holds this line."]
+    # the first line's baseline is 770 pt up, the last one's 674 pt: the box shows the last alone
+    (page,) = pdf.extract_pages(cropped_pdf(lines, (0, 600, 595, 700)), SETTINGS, 1, 1)
+    assert page.text == lines[-1]
+    assert "text_beyond_page_box" not in page.report.signals

@@ -8,10 +8,12 @@ import codecs
 import pytest
 from pdf_factory import (
     broken_page_tree_pdf,
+    byte_swapped_map_pdf,
     differences_font_pdf,
     empty_pages_pdf,
     numbered_pdf,
     predefined_cmap_pdf,
+    subset_truetype_without_map_pdf,
     text_pdf,
     truetype_without_cmap_pdf,
     vertical_cjk_pdf,
@@ -19,8 +21,15 @@ from pdf_factory import (
 
 from papersift.errors import EmptyInputError
 from papersift.formats import pdf
+from papersift.ocr.routing import RENDERING_CHECK
 from papersift.pdf_engines import LayoutProbe, PdfHandle
-from papersift.pdf_fonts import NONSTANDARD_NAMES, PREDEFINED_CMAP, TRUETYPE_WITHOUT_CMAP, is_math_font
+from papersift.pdf_fonts import (
+    BUILTIN_ENCODING,
+    NONSTANDARD_NAMES,
+    PREDEFINED_CMAP,
+    TRUETYPE_WITHOUT_CMAP,
+    is_math_font,
+)
 from papersift.quality import PageLayout
 from papersift.settings import Settings
 
@@ -40,6 +49,7 @@ def _page(data: bytes) -> pdf.PageContent:
     (differences_font_pdf(), NONSTANDARD_NAMES),
     (truetype_without_cmap_pdf(), TRUETYPE_WITHOUT_CMAP),
     (predefined_cmap_pdf(), PREDEFINED_CMAP),
+    (subset_truetype_without_map_pdf(), BUILTIN_ENCODING),
 ])
 def test_font_evidence_names_the_doubt_and_the_glyphs_it_covers(data: bytes, kind: str) -> None:
     with PdfHandle(data, ()) as handle:
@@ -66,6 +76,28 @@ def test_a_few_punctuation_glyphs_from_truetype_without_cmap_need_ocr() -> None:
     assert page.report.status == "needs_ocr"
     assert "unmapped_font" in page.report.signals
     assert [a.engine for a in page.report.attempts] == ["pdfium"]
+
+
+@pytest.mark.parametrize("flags", [32, 4], ids=["non-symbolic", "symbolic"])
+def test_a_word_from_a_subset_truetype_font_with_no_unicode_map_is_not_trusted(flags: int) -> None:
+    """Class C of issue 17: every engine reads '"7+%-' where the page shows 'Phone'; five
+    characters are too few for any dictionary, so the fonts judge, and they map nothing."""
+    page = pdf.extract_pages(subset_truetype_without_map_pdf(flags=flags), Settings(ocr_mode="off"), 1, 1)[0]
+    assert page.text == '"7+%-'
+    assert page.report.status == "needs_ocr"
+    assert "unverified_font" in page.report.signals
+    assert "builtin_encoding" in page.report.reason
+
+
+def test_an_uncertain_page_is_sent_to_be_checked_against_its_rendering_when_ocr_is_on() -> None:
+    page = _page(subset_truetype_without_map_pdf())
+    assert page.ocr_scope == RENDERING_CHECK
+
+
+def test_a_subset_truetype_font_with_a_standard_encoding_stays_trusted() -> None:
+    """The file says what its codes mean (WinAnsi): the text is what the codes say."""
+    page = _page(subset_truetype_without_map_pdf("Phone", b"Phone", encoding=b"/Encoding /WinAnsiEncoding"))
+    assert (page.report.status, page.text, page.ocr_scope) == ("clean", "Phone", "")
 
 
 def test_a_page_number_alone_is_not_sent_to_ocr() -> None:
@@ -203,3 +235,12 @@ def test_tex_math_fonts_are_recognised_by_their_base_font_name(name: str) -> Non
 @pytest.mark.parametrize("name", ["ABCDEF+CMR10", "Helvetica", "TimesNewRomanPSMT", "CMBX12", "Symbol", "Mathilde"])
 def test_text_fonts_are_not_taken_for_math_fonts(name: str) -> None:
     assert not is_math_font(name)
+
+
+def test_a_tounicode_map_in_the_wrong_byte_order_is_read_swapped_back() -> None:
+    """om__cmyk.pdf's kind: '䴀甀氀' for 'Mul'; no script has text of that shape, and the swapped
+    reading is the page's, recovered."""
+    page = _page(byte_swapped_map_pdf())
+    assert page.text == "The quarterly report shows revenue growth\nin every region of the company"
+    assert page.report.status == "recovered" and "byte_swapped_map" in page.report.signals
+    assert page.ocr_scope == ""

@@ -13,6 +13,7 @@ from archive_factory import zip_bytes
 
 from papersift.listing import document_item
 from papersift.pipeline import process_document
+from papersift.report import ExtractionReport
 from papersift.settings import Settings
 from papersift.steps.assemble import assemble_document
 from papersift.steps.contracts import AssembleRequest, DocumentOptions, DocumentRef, StepError, document_id
@@ -273,3 +274,39 @@ def test_a_store_writes_again_into_a_folder_removed_behind_its_back(tmp_path: Pa
     shutil.rmtree(tmp_path / "bucket" / "work")
     store.put("work/doc/pages/00002.json", b"2")
     assert store.get("work/doc/pages/00002.json") == b"2"
+
+
+def test_a_pdfs_attachments_become_documents_its_text_first_then_theirs(tmp_path):
+    from attachment_factory import pdf_with_attachments
+
+    data = pdf_with_attachments("The cover page of the bid.", {"nota.txt": b"A note about the lots.\n"})
+    store, document = _store_with(tmp_path, "bid.pdf", data, DocumentOptions(clean_text=True))
+    report = process_document(store, document, Settings())
+    assert report.status == "clean" and "attachments: all 1 member document(s) trusted" in report.reason
+    (member,) = report.members
+    assert (member.path, member.kind, member.status) == ("attachments/nota.txt", "pdf_attachment", "clean")
+    text = store.get(f"results/{report.doc_id}/text.txt").decode()
+    assert text == "The cover page of the bid.\n\n=== attachments/nota.txt ===\nA note about the lots.\n"
+    assert "lots" in store.get(f"results/{report.doc_id}/text.clean.txt").decode()
+    member_report = json.loads(store.get(f"results/{member.doc_id}/report.json"))
+    assert member_report["source"]["member_kind"] == "pdf_attachment"
+    assert document_item(ExtractionReport.from_dict(member_report))["member_kind"] == "pdf_attachment"
+    jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(store.get(f"results/{report.doc_id}/report.json")))
+
+
+def test_a_pdf_whose_attachment_list_is_damaged_keeps_its_pages_and_asks_for_review(tmp_path):
+    import io
+
+    from attachment_factory import pdf_with_attachments
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject, NumberObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_with_attachments("Cover page text.", {"a.txt": b"A"}))))
+    writer._root_object["/Names"]["/EmbeddedFiles"][NameObject("/Names")] = NumberObject(7)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    store, document = _store_with(tmp_path, "broken.pdf", buffer.getvalue())
+    report = process_document(store, document, Settings())
+    assert report.status == "needs_review" and "attachments" in report.reason, report.reason
+    assert report.page_count == 1 and report.pages[0].status == "clean"
+    assert store.get(f"results/{report.doc_id}/text.txt").decode().startswith("Cover page text.")

@@ -51,6 +51,8 @@ def page(self, number):
             hog = [bytearray(64 * 1024 * 1024) for _ in range(64)]
         elif how == "crash":
             ctypes.string_at(0)
+        elif how == "pdfium-crash" and self.handle.pdfium is not None:  # only pdfium falls on the page
+            ctypes.string_at(0)
     return real(self, number)
 
 PdfPages.page = page
@@ -74,21 +76,36 @@ def run_scenario(tmp_path: Path, how: str) -> dict[str, object]:
     return result
 
 
-@pytest.mark.parametrize(("how", "reason", "code"), [
-    ("hang", "page 2 took longer than 1 s", "deadline_exceeded"),
-    ("memory", "page 2 could not be read: needed more than the 200 MB", "memory_limit"),
-    ("crash", "page 2 could not be read: the engine crashed (SIGSEGV)", "engine_crashed"),
+# a page a limit stopped leaves the document limit_exceeded (raise the limit), a crash needs_review
+@pytest.mark.parametrize(("how", "reason", "code", "status", "summary"), [
+    ("hang", "page 2 took longer than 1 s", "deadline_exceeded", "limit_exceeded", "1 of 4 page(s) stopped by a limit"),
+    ("memory", "page 2 could not be read: needed more than the 200 MB", "memory_limit", "limit_exceeded",
+     "1 of 4 page(s) stopped by a limit"),
+    ("crash", "page 2 could not be read: the engine crashed (SIGSEGV)", "engine_crashed", "needs_review",
+     "1 page(s) failed of 4"),
 ])
 def test_a_pathological_page_fails_alone_and_the_rest_of_the_document_completes(
-        tmp_path: Path, how: str, reason: str, code: str) -> None:
+        tmp_path: Path, how: str, reason: str, code: str, status: str, summary: str) -> None:
     result = run_scenario(tmp_path, how)
     pages = result["pages"]
     assert isinstance(pages, list)
     assert [status for status, _, _ in pages] == ["clean", "failed", "clean", "clean"]
     _, failed_reason, signals = pages[1]
     assert failed_reason.startswith(reason) and signals == [code]
-    assert result["status"] == "needs_review" and "1 page(s) failed of 4" in str(result["reason"])
+    assert result["status"] == status and summary in str(result["reason"])
     assert result["page 4 read"] is True
+
+
+def test_a_page_that_crashes_pdfium_is_read_by_the_other_engines_and_says_so(tmp_path: Path) -> None:
+    """pdfium takes its worker down on page 2 (SIGSEGV); pypdf, in a fresh worker, reads the page:
+    it is recovered, the crash named in its signals, errors and reason; the document is trusted."""
+    result = run_scenario(tmp_path, "pdfium-crash")
+    pages = result["pages"]
+    assert isinstance(pages, list)
+    assert [status for status, _, _ in pages] == ["clean", "recovered", "clean", "clean"]
+    _, reason, signals = pages[1]
+    assert "engine_crashed" in signals and "pdfium crashed on page 2" in reason and "read without pdfium" in reason
+    assert result["status"] == "partially_recovered" and result["page 4 read"] is True
 
 
 def test_a_batch_short_of_time_writes_what_it_read_and_leaves_the_rest_to_its_retry(tmp_path: Path) -> None:

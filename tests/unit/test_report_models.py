@@ -56,13 +56,16 @@ def test_report_json_keeps_the_dataclass_layout_every_field_in_order_none_and_em
     data = _report().to_dict()
     assert list(data) == ["doc_id", "source", "detected_type", "mime_type", "detected_by", "status", "reason",
                           "page_count", "engines", "char_count", "timings", "cost", "settings", "papersift_version",
-                          "created_at", "schema_version", "pages", "members", "errors", "trusted", "error_code"]
+                          "created_at", "schema_version", "pages", "members", "errors", "trusted", "error_code",
+                          "fonts_without_map"]
     assert list(data["pages"][0]) == ["number", "status", "engine", "char_count", "confidence", "reason", "seconds",
                                       "signals", "language", "attempts", "errors", "tables", "form_fields",
-                                      "ocr_cost_usd", "ocr"]
+                                      "ocr_cost_usd", "ocr", "fonts", "rendering_agreement", "pictures",
+                                      "pictures_not_listed"]
     assert data["pages"][1]["ocr"] is None and data["pages"][1]["attempts"] == [] and data["errors"] == []
     assert data["pages"][0]["language"] is None
-    assert data["members"] == [{"path": "a.txt", "status": "clean", "reason": "", "detected_type": None, "size": None,
+    assert data["members"] == [{"path": "a.txt", "status": "clean", "kind": "archive_member",
+                                "reason": "", "detected_type": None, "size": None,
                                 "doc_id": None, "page_count": 0, "original_name": None}]
     assert (data["trusted"], data["error_code"]) == (False, "")
 

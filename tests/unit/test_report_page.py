@@ -94,7 +94,7 @@ def test_runs_of_plain_clean_pages_fold_into_one_row_and_suspects_keep_their_own
 
 def test_suspect_pages_are_ranked_by_severity_then_confidence() -> None:
     pages = [page(1, "recovered", confidence=0.5), page(2, "needs_ocr", confidence=0.3), page(3),
-             page(4, "failed", confidence=0.0), page(5, "needs_ocr", confidence=0.1), page(6, "skipped")]
+             page(4, "failed", confidence=0.0), page(5, "needs_ocr", confidence=0.1), page(6, "skipped_limit")]
     ranked = suspect_pages(report(pages))
     assert [p.number for p in ranked] == [4, 5, 2, 1]
     assert thumbnail_pages(report(pages), PageLimits(max_thumbnails=2)) == [4, 5]
@@ -144,6 +144,16 @@ def test_member_tree_nests_by_path_links_member_reports_and_keeps_statuses() -> 
     assert tree.index("docs/") < tree.index("a.pdf") < tree.index("inner.zip") < tree.index("b.txt")
     assert tree.count('<ul class="tree">') == 3  # root, docs/, inner.zip/
     assert "unsafe_path" in tree and "path escapes the archive" in tree and "nested_archive_expanded" in tree
+    assert tree.count("archive member") == 4  # every member says what held it, as attachments do
+
+
+def test_member_tree_says_which_members_are_a_pdfs_or_an_emails_attachments() -> None:
+    members = [MemberReport(path="attachments/a.pdf", status="clean", kind="pdf_attachment", doc_id="dA"),
+               MemberReport(path="attachments/b.txt", status="clean", kind="email_attachment", doc_id="dB")]
+    html = render_report_page(report([page(1)], members=members))
+    tree = html[html.index('id="member-tree"'):]
+    assert tree.index("attachments/") < tree.index("a.pdf") < tree.index("b.txt")
+    assert "pdf attachment" in tree and "email attachment" in tree
 
 
 def test_cost_is_shown_in_dollars_total_first_beside_all_textract() -> None:
@@ -179,3 +189,18 @@ def test_a_trusted_documents_ocr_pages_are_not_called_pages_to_review() -> None:
         < mixed.index('id="page-2"')
 
 
+def test_embedded_pictures_are_listed_with_their_status_and_the_ones_only_counted_are_said() -> None:
+    from papersift.report import PictureRecord
+
+    unit = page(1, "ocr", engine="ooxml:docx+tesseract", signals=["hybrid"])
+    unit.pictures = [PictureRecord(name=f"word/media/{HOSTILE}.png", bytes=7922, width=1100, height=234,
+                                   status="read", engine="tesseract", confidence=0.96, chars=72),
+                     PictureRecord(name="word/media/image2.png", bytes=69, width=8, height=8, status="skipped_small")]
+    unit.pictures_not_listed = {"skipped_small": 4999}
+    html = render_report_page(report([unit], detected_type="docx"), {1: "text"})
+    section = html[html.index('<section id="pictures">'):]
+    section = section[: section.index("</section>")]
+    assert "read 1" in section and "skipped_small 5000" in section, "listed and counted pictures, by status"
+    assert section.count("<tr class=") == 2 and "4,999 more picture(s) are counted in report.json" in section
+    assert not _Elements(section).find("script"), "a part name is text, never markup"
+    assert '<section id="pictures">' not in render_report_page(report([page(1)]), {1: "text"})

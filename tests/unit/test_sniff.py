@@ -450,3 +450,34 @@ def test_every_corpus_file_gets_a_kind_fitting_its_category() -> None:
             wrong.append(f"{row['out_name']}: {kind} not in {sorted(allowed)}")
     assert not wrong, "\n".join(wrong)
     assert len(_corpus_rows()) >= 70
+
+
+@pytest.mark.parametrize("text", [
+    "Привет, мир. Это простой текст.\nВторая строка, тоже.\nТретья строка.\n",
+    "مرحبا بالعالم، هذا نص.\nسطر ثان، نعم.\n",
+    "สวัสดีครับ นี่คือข้อความ\nบรรทัดที่สอง\n",
+    "Dear reader,\nthis letter, written in haste, says little.\nRegards, Ann\n",
+])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_text_without_a_bom_is_text_and_decodes(text: str, encoding: str) -> None:
+    """A non-Latin alphabet in UTF-16 has few zero bytes: its high bytes, one script's block, tell it."""
+    from papersift.plaintext import decode_text
+
+    data = text.encode(encoding)
+    assert sniff(data, "letter").kind == "txt"
+    assert decode_text(data) == (text, encoding)
+
+
+def test_16_bit_samples_are_not_taken_for_utf16_text() -> None:
+    samples = b"".join(struct.pack("<h", (i * 37) % 400 - 200) for i in range(4000))
+    assert sniff(samples, "take.raw").kind == "unknown"
+
+
+@pytest.mark.parametrize(("brands", "kind"), [
+    (b"avif\x00\x00\x00\x00avifmif1miaf", "avif"), (b"mif1\x00\x00\x00\x00mif1avif", "avif"),
+    (b"heic\x00\x00\x00\x00mif1heic", "heic"), (b"mif1\x00\x00\x00\x00mif1heic", "heic"),
+    (b"isom\x00\x00\x02\x00isomiso2mp41", "unknown"), (b"qt  \x00\x00\x00\x00qt  ", "unknown"),
+])
+def test_iso_bmff_pictures_are_typed_by_their_ftyp_brands(brands: bytes, kind: str) -> None:
+    box = struct.pack(">I", 8 + len(brands)) + b"ftyp" + brands
+    assert sniff(box + b"\x00" * 200, "IMG_0001").kind == kind

@@ -50,7 +50,7 @@ class DocumentOutcome:
 
 #: what an archive member's outcome is built from: its whole item, for each of 20,000 members at once
 #: while the archive is written out, held ~40 numbers and strings a member (docs/benchmarks.md section 2)
-MEMBER_FIELDS = frozenset({TABLE_KEY, "status", "reason", "parent_doc_id", "source_key", "archive_path",
+MEMBER_FIELDS = frozenset({TABLE_KEY, "status", "reason", "parent_doc_id", "source_key", "archive_path", "member_kind",
                            "source_name"})
 
 

@@ -137,10 +137,13 @@ class InlineExtractResponse(ApiModel):
 
 
 class MemberView(ApiModel):
-    """One archive member with how it ended; ``doc_id`` when it was processed as a document."""
+    """One member (an archive's, or a PDF's or an email's attachment) with how it ended; ``doc_id``
+    when it was processed as a document."""
 
     path: str
     status: str
+    kind: str = Field(default="archive_member",
+                      description="what held it: archive_member, pdf_attachment or email_attachment")
     reason: str = ""
     detected_type: str | None = None
     page_count: int = 0

@@ -230,8 +230,8 @@ class Catalog:
             return view.model_copy(update={"status": progress[0], "reason": progress[1]})
         members = self._members(item)
         if members:
-            shown = [MemberView(path=m.path, status=m.status, reason=m.reason, detected_type=m.detected_type,
-                                page_count=m.page_count, doc_id=m.doc_id,
+            shown = [MemberView(path=m.path, status=m.status, kind=m.kind, reason=m.reason,
+                                detected_type=m.detected_type, page_count=m.page_count, doc_id=m.doc_id,
                                 links=DocumentLinks.of(m.doc_id) if m.doc_id else None)
                      for m in members[:MAX_MEMBERS_SHOWN]]
             view = view.model_copy(update={"members": shown, "member_count": len(members)})

@@ -101,6 +101,14 @@ def new_fields(fields: list[FormField], text: str) -> list[FormField]:
     return kept
 
 
+@dataclass(frozen=True)
+class EmbeddedPicture:
+    """A picture a unit holds: its name in the file (a package part, or "data: URI n") and bytes."""
+
+    name: str
+    data: bytes
+
+
 @dataclass
 class PageContent:
     """One extracted unit. ``markdown`` is None when the text itself is the Markdown body."""
@@ -123,6 +131,10 @@ class PageContent:
     #: values the page shows outside its text layer (form fields, annotation texts): ``text``
     #: ends with their lines (form_fields_text), document.md lists them under their own marker
     form_fields: list[FormField] = field(default_factory=list)
+    #: the pictures OCR is to read of this unit (papersift.formats._pictures), in the order of the
+    #: report's ``pictures`` records marked queued: carried from the extractor to the step that writes
+    #: them as the unit's OCR input, never written into the page's JSON
+    embedded: list[EmbeddedPicture] = field(default_factory=list)
 
     def to_markdown(self) -> str:
         body = self.markdown if self.markdown is not None else self.text
@@ -149,6 +161,7 @@ class PageContent:
         out["records"] = [copy.deepcopy(record) for record in self.records]
         out["ocr_regions"] = [list(box) for box in self.ocr_regions]
         out["form_fields"] = [asdict(f) for f in self.form_fields]
+        del out["embedded"]  # bytes: written as the unit's OCR input, not into its JSON
         return out
 
     @classmethod

@@ -26,6 +26,11 @@ class InstallationError(PapersiftError):
     code = "installation"
 
 
+class MissingExtraError(InstallationError):
+    """An optional feature asked for without the extra that provides it (Parquet without pyarrow):
+    the message names the install command."""
+
+
 class InputError(PapersiftError):
     """The input itself is bad: the file, not papersift, is at fault."""
 

@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from types import FunctionType, ModuleType
@@ -86,7 +86,7 @@ CLOSE_GRACE_SECONDS = 5.0
 
 
 def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: Sequence[int],
-              limits: Limits) -> Iterator[tuple[int, ResultT | UnitFailure]]:
+              limits: Limits) -> Generator[tuple[int, ResultT | UnitFailure], None, None]:
     """Yield ``(number, work(setup(), number))`` for each number, in order, each computed in a
     child process; a unit that overruns ``limits.seconds``, runs out of ``limits.memory_mb`` or
     kills the child yields a :class:`UnitFailure` instead. An exception raised by ``setup`` or
@@ -98,11 +98,12 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
         try:
             while remaining:
                 number = remaining.pop(0)
-                message = _receive(worker.reader, limits.seconds)
+                message = _receive(worker, limits.seconds)
                 if message is _TIMEOUT or message is None:  # the deadline passed, or the child died mute
                     status = _stop(worker)
                     done = True
-                    yield number, UnitFailure(number, _failure(status, limits, timed_out=message is _TIMEOUT))
+                    yield number, UnitFailure(number, _failure(status, limits, timed_out=message is _TIMEOUT,
+                                                               grown_mb=worker.grown_mb))
                     break
                 kind, sent_number, value = message
                 assert sent_number == number, f"unit {sent_number} came back while {number} was expected"
@@ -113,7 +114,7 @@ def run_units(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT
                     _stop(worker)
                     done = True
                     yield number, UnitFailure(number, MemoryLimitError(
-                        f"needed more than the {limits.memory_mb} MB a unit may use ({value})"))
+                        f"needed more than the {limits.memory_mb} MB a unit may use (unit_memory_mb): {value}"))
                     break
                 yield number, value
             finished = True
@@ -196,6 +197,16 @@ class _Worker:
     process: Any
     reader: Connection
     scratch: str
+    memory_mb: int = 0  # its limit: what it may add to what it started with (0: none)
+    #: how far the child's address space grew beyond its start, in MB (sampled while it works)
+    grown_mb: int = 0
+
+    def sample_memory(self) -> None:
+        """Note how far the child's peak address space grew towards its limit (RLIMIT_AS, which it
+        sets itself: what it started with plus ``memory_mb``)."""
+        peak, limit = _address_space(self.process.pid)
+        if peak and limit:
+            self.grown_mb = max(self.grown_mb, (peak - limit) // (1 << 20) + self.memory_mb)
 
 
 def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], numbers: list[int],
@@ -213,7 +224,7 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
     process = context.Process(target=_child, args=(setup, work, numbers, limits.memory_mb, writer, scratch,
                                                    inherited, parent), name="papersift-unit", daemon=True)
     process.start()
-    worker = _Worker(process, reader, scratch)
+    worker = _Worker(process, reader, scratch, limits.memory_mb)
     try:
         writer.close()
     except BaseException:  # interrupted (a stop signal) before the caller holds the worker: end it here
@@ -236,11 +247,38 @@ def _stop(worker: _Worker, grace: float = 0.0) -> int:
     return int(process.exitcode if process.exitcode is not None else -signal.SIGKILL)
 
 
-def _failure(exitcode: int, limits: Limits, timed_out: bool) -> _UnitError:
+#: a child that grew by this share of its memory limit and then crashed ran out of memory: a C
+#: library that cannot allocate aborts (pdfium: SIGABRT, not a word on stderr), and the allocation
+#: that failed is often the doubling of a buffer as large as all it held (a 20-million-glyph page:
+#: 1.3 GB seen of a 2 GB limit, then SIGABRT; 3.3 GB without the limit)
+MEMORY_GROWN_SHARE = 1 / 3
+#: how often a working child's memory is sampled
+MEMORY_SAMPLE_SECONDS = 0.25
+
+
+def _address_space(pid: int) -> tuple[int, int]:
+    """A live process's peak address space (VmPeak) and its limit (RLIMIT_AS), in bytes; 0 for
+    what cannot be read (no /proc, the process gone, no limit)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            peak = next((int(line.split()[1]) * 1024 for line in status if line.startswith(b"VmPeak:")), 0)
+        with open(f"/proc/{pid}/limits", "rb") as limits:
+            line = next((line for line in limits if line.startswith(b"Max address space")), b"")
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+    soft = line.split()[3:4]
+    return peak, int(soft[0]) if soft and soft[0].isdigit() else 0
+
+
+def _failure(exitcode: int, limits: Limits, timed_out: bool, grown_mb: int = 0) -> _UnitError:
     if timed_out:
         return DeadlineExceededError(f"took longer than {limits.seconds:g} s")
     if exitcode == -signal.SIGKILL:
         return MemoryLimitError("the worker was killed (SIGKILL) before finishing: out of memory")
+    if exitcode < 0 and limits.memory_mb and grown_mb >= limits.memory_mb * MEMORY_GROWN_SHARE:
+        name = signal.Signals(-exitcode).name
+        return MemoryLimitError(f"needed more than the {limits.memory_mb} MB a unit may use (unit_memory_mb): it had "
+                                f"taken {grown_mb} MB when the engine ended ({name}), failing to allocate more")
     if exitcode < 0:
         name = signal.Signals(-exitcode).name
         return EngineCrashError(f"the engine crashed ({name}): the input takes down the library that reads it")
@@ -345,13 +383,17 @@ class _Timeout:
 _TIMEOUT: Any = _Timeout()
 
 
-def _receive(reader: Connection, seconds: float) -> Any:
+def _receive(worker: _Worker, seconds: float) -> Any:
     """The child's next message; ``_TIMEOUT`` when ``seconds`` pass first, None when the child is
-    gone without a word."""
+    gone without a word. While it works, its memory is sampled (``_Worker.sample_memory``)."""
     deadline = time.monotonic() + seconds if seconds > 0 else None
     try:
-        if not reader.poll(None if deadline is None else max(deadline - time.monotonic(), 0.0)):
-            return _TIMEOUT
-        return pickle.loads(reader.recv_bytes())
+        while not worker.reader.poll(MEMORY_SAMPLE_SECONDS if deadline is None
+                                     else min(MEMORY_SAMPLE_SECONDS, max(deadline - time.monotonic(), 0.0))):
+            if deadline is not None and time.monotonic() >= deadline:
+                return _TIMEOUT
+            if worker.memory_mb:
+                worker.sample_memory()
+        return pickle.loads(worker.reader.recv_bytes())
     except (EOFError, OSError):
         return None

@@ -50,6 +50,8 @@ def members_prefix(doc_id: str) -> str:
 
 #: all pages' text, pages separated by form feeds (an archive's: its members', each under a tag line)
 TEXT_FILE = "text.txt"
+#: what separates one page's text from the next in text.txt
+PAGE_SEPARATOR = "\f"
 #: Markdown, with the tables
 MARKDOWN_FILE = "document.md"
 #: the ExtractionReport as JSON
@@ -60,6 +62,11 @@ REPORT_PAGE_FILE = "report.html"
 CLEAN_TEXT_FILE = "text.clean.txt"
 #: per-page JSON (text, tables, records, report), one file a page
 PAGES_FOLDER = "pages/"
+
+
+def member_tag(path: str) -> str:
+    """The line that precedes each member's text in an archive's text.txt."""
+    return f"=== {path} ==="
 
 
 def page_file(number: int) -> str:

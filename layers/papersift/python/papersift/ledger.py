@@ -20,7 +20,7 @@ from typing import Any
 from papersift.layout import JSON_CONTENT_TYPE, work_prefix
 from papersift.report import PageReport
 from papersift.settings import Settings
-from papersift.steps.contracts import Plan, Route
+from papersift.steps.contracts import Plan, Route, routes_at
 from papersift.storage import ObjectStore
 
 #: the Textract operations, by the name a page's OCR details carry
@@ -107,13 +107,16 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
                   + sum(invocations.values()) * settings.price_lambda_request)
     workflow_usd = transitions * settings.price_state_transition
     every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
-    readable = sum(1 for p in pages if p.status != "skipped") if paged else 0
+    readable = sum(1 for p in pages if p.status != "skipped_limit") if paged else 0
     return {
         "pages_by_engine": dict(Counter(p.engine for p in pages if p.engine)),
         "textract_pages": dict(calls),
         "lambda_gb_seconds": {name: round(value, 3) for name, value in sorted(gb_seconds.items())},
         "lambda_invocations": dict(sorted(invocations.items())),
         "state_transitions": transitions,
+        # uncertain text layers judged by OCR of the rendered page (their OCR is in the OCR function's
+        # seconds above): capped per document by Settings.max_rendering_checks
+        "rendering_checks": sum(1 for p in pages if p.rendering_agreement is not None),
         "usd": {"textract": round(textract_usd, 6), "lambda": round(lambda_usd, 6),
                 "step_functions": round(workflow_usd, 6),
                 "total": round(textract_usd + lambda_usd + workflow_usd, 6)},
@@ -144,14 +147,17 @@ def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int
     if plan is None:
         return 2  # Plan (failed) -> RecordFailure
     count = 2  # Plan, RouteByPlanStatus
-    route = plan.route(1 if member else 0)
+    level = 1 if member else 0
+    route = plan.route(level)
+    # AfterOcr, the Choice after the OCR Map, exists where members are unpacked
+    after_ocr = 1 if Route.UNPACK in routes_at(level).values() else 0
     if route is Route.EXTRACT:
         count += 1 + plan.batch_count + 1  # the Map, a task per batch, OcrNeeded
         if ocr_pages:
-            count += _ocr_stage(ocr_pages)
+            count += _ocr_stage(ocr_pages) + after_ocr
     elif route is Route.OCR:
-        count += _ocr_stage(ocr_pages)
-    elif route is Route.UNPACK:
+        count += _ocr_stage(ocr_pages) + (after_ocr if ocr_pages else 0)
+    if route is Route.UNPACK or plan.unpacks_after(level):
         count += 1 + (0 if member else 1) + 1  # Unpack, ChooseMemberMapKind, the member Map
     return count + 1  # Assemble (or RecordFailure after a Catch)
 

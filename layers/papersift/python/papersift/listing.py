@@ -131,7 +131,7 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
         "cost": _decimals(report.cost),
         **listing_attributes(report.status, report.source.get("parent_doc_id")),
     }
-    for extra in ("parent_doc_id", "archive_path"):
+    for extra in ("parent_doc_id", "archive_path", "member_kind"):
         if report.source.get(extra):
             item[extra] = report.source[extra]
     return item

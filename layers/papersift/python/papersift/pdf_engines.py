@@ -106,11 +106,64 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
     if not c.FPDF_GetPageBoundingBox(page, box):
         raise EngineError(f"pdfium could not read the bounding box of page {number}")
     text = _turned_text(textpage, turn, box) if turn else _bounded_text(textpage, box)
+    beyond = 0
+    count = c.FPDFText_CountChars(textpage)
+    media = _media_box(page, box) if not turn and count - len(text) > max(CROP_SLACK_CHARS, count * HIDDEN_SHARE) \
+        else None
+    # a crop box smaller than the page hides most of the characters it writes: where the box cuts
+    # through a line, the page is cropped through its own text, and that text is the page's
+    # (pdfium alone reads within the box); a slug line or margin numbers beyond the box (a book's
+    # printer's proof) are not, and stay out
+    if media is not None and _box_cuts_a_line(textpage, box):
+        whole = _bounded_text(textpage, media)
+        beyond = nonspace_count(whole) - nonspace_count(text)
+        text = whole if beyond > 0 else text
     if len(text) > PROBE_TEXT_CHARS and _has_nonspace(text, PROBE_TEXT_CHARS):
         # the verdict reads the layout only for pages with little text (scans, images of
         # text): a page of prose skips the object walk
-        return text, LayoutProbe(layout=PageLayout(), text_objects=None)
-    return text, probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+        return text, LayoutProbe(layout=PageLayout(), text_objects=None, beyond_page_box=max(beyond, 0))
+    probe = probe_layout(page, c.FPDF_GetPageWidthF(page), c.FPDF_GetPageHeightF(page))
+    return text, LayoutProbe(layout=probe.layout, text_objects=probe.text_objects, beyond_page_box=max(beyond, 0))
+
+
+#: pdfium's character count beyond the page box's text that is only its own line breaks
+CROP_SLACK_CHARS = 3
+#: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
+HIDDEN_SHARE = 0.5
+
+
+def _media_box(page: Any, box: Any) -> Any:
+    """The page's media box as pdfium's rectangle when it is larger than ``box`` (the visible
+    page box) by more than a point on some side, else None."""
+    c = pdfium_c
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    if not c.FPDFPage_GetMediaBox(page, left, bottom, right, top):
+        return None
+    if max(box.left - left.value, box.bottom - bottom.value, right.value - box.right, top.value - box.top) <= 1.0:
+        return None
+    return c.FS_RECTF(left.value, top.value, right.value, bottom.value)
+
+
+def _box_cuts_a_line(textpage: Any, box: Any) -> bool:
+    """Whether two neighbouring characters of one line lie on either side of the page box (the
+    crop box of a page cut out of a larger one): what sits wholly outside it (printer's marks, a
+    slug line, margin numbers) is not the page's; a line the box cuts through is. A walk over the
+    characters, asked only where the box hides most of them."""
+    c = pdfium_c
+    x, y = ctypes.c_double(), ctypes.c_double()
+    glyph = c.FS_RECTF()
+    previous: tuple[float, float, bool] | None = None  # x, y, inside
+    for index in range(c.FPDFText_CountChars(textpage)):
+        if c.FPDFText_GetUnicode(textpage, index) <= 32 or not c.FPDFText_GetCharOrigin(textpage, index, x, y):
+            continue
+        # the glyph's height on the page (the font size may be 1 with the text matrix scaling it)
+        size = max(glyph.top - glyph.bottom, 1.0) if c.FPDFText_GetLooseCharBox(textpage, index, glyph) else 1.0
+        inside = box.left - 1 <= x.value <= box.right + 1 and box.bottom - 1 <= y.value <= box.top + 1
+        if previous is not None and previous[2] != inside and abs(previous[1] - y.value) <= 0.3 * size \
+                and abs(previous[0] - x.value) <= 2 * size:
+            return True
+        previous = (x.value, y.value, inside)
+    return False
 
 
 def _has_nonspace(text: str, wanted: int) -> bool:
@@ -304,6 +357,8 @@ def _load_text_page(page: Any) -> tuple[Any, int]:
 class LayoutProbe:
     layout: PageLayout
     text_objects: int | None  # None: not probed (the page has plenty of text)
+    #: non-space characters read from beyond the page box (a crop box cutting through the text)
+    beyond_page_box: int = 0
     #: the raw codes of TeX math fonts that pdfium's text held, read as their symbols
     math_glyphs: MathGlyphs | None = None
 
@@ -382,8 +437,11 @@ def _page_tree_doubt(document: pdfium.PdfDocument, data: bytes) -> tuple[int | N
 class PdfHandle:
     """One opened PDF for a batch of pages: pdfium at once, the other engines lazily."""
 
-    def __init__(self, data: bytes, passwords: tuple[str, ...]) -> None:
+    def __init__(self, data: bytes, passwords: tuple[str, ...], without_pdfium: str = "") -> None:
+        """``without_pdfium``: why pdfium must not read this PDF (it crashed its worker on the page
+        read now): the other engines open it, as when pdfium cannot."""
         self.data = data
+        self._without_pdfium = without_pdfium
         self.candidates = password_candidates(passwords)
         self.password = b""
         self.pdfium: pdfium.PdfDocument | None = None
@@ -411,7 +469,9 @@ class PdfHandle:
         if b"%PDF" not in self.data[:4096]:
             raise CorruptInputError("not a PDF: no %PDF header in the first 4 KiB")
         wrong_password = False
-        for candidate in self.candidates:
+        if self._without_pdfium:
+            self.pdfium_error = self._without_pdfium
+        for candidate in self.candidates if not self._without_pdfium else ():
             try:
                 self.pdfium = _open_pdfium(self.data, candidate)
                 self.password = candidate
@@ -457,7 +517,8 @@ class PdfHandle:
             self._open_pdfminer(f"pdfium says {self.pdfium_error}; pypdf finds no pages", pdfium_empty)
             return
         self._pypdf = reader
-        self.open_note = f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it"
+        self.open_note = (f"{self._without_pdfium}: read without pdfium, by pypdf" if self._without_pdfium
+                          else f"pdfium cannot open the PDF ({self.pdfium_error}); pypdf reads it")
 
     def _open_pdfminer(self, others: str, others_found_none: bool) -> None:
         """The last opener: pdfminer finds pages by their /Type when the page tree is broken.
@@ -632,20 +693,28 @@ class PdfHandle:
                                    if pdfium_c.FPDFPage_GetAnnotCount(page) > 0 else [])
         return [*found, *forms.xfa_fields()] if number == 1 else found
 
-    def font_evidence(self, number: int, dictionaries: bool = True) -> FontEvidence | None:
+    def font_evidence(self, number: int, dictionaries: bool = True, sample: int = 0) -> FontEvidence | None:
         """What the fonts page ``number`` draws with say about their Unicode mapping; None when
         pdfium cannot read the page. pdfium's own findings (the fonts in use, the characters it
         could not map, the TrueType programs without a cmap) cost well under a millisecond;
         ``dictionaries`` adds what only the font dictionaries say (pypdf: ToUnicode,
-        /Differences, CMaps), opening pypdf for the batch."""
+        /Differences, CMaps), opening pypdf for the batch. ``sample``: counted over that many
+        characters spread over the page (shares, not counts: pdf_fonts.sampled_fonts_in_use)."""
         if self.pdfium is None:
             return None
-        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use)
+        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use) if not sample else \
+            self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_fonts_in_use(textpage, sample))
+        embedded = sum(u.chars for u in used.values() if u.embedded)
+        truetype = sum(u.chars for u in used.values() if u.truetype)
         if not used or not dictionaries:
             without_cmap = sum(u.chars for u in used.values() if u.program_without_cmap)
             return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
                                 undecodable_glyphs=without_cmap, doubtful_glyphs=without_cmap,
-                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else ())
+                                unverified_glyphs=without_cmap, embedded_glyphs=embedded, truetype_glyphs=truetype,
+                                kinds=(pdf_fonts.TRUETYPE_WITHOUT_CMAP,) if without_cmap else (),
+                                fonts=tuple(sorted(n for n, u in used.items() if u.program_without_cmap)),
+                                doubts=tuple(sorted((n, pdf_fonts.TRUETYPE_WITHOUT_CMAP) for n, u in used.items()
+                                                    if u.program_without_cmap)))
         try:
             page = self.pypdf.pages[number - 1]
             doubts: dict[str, str] = {}
@@ -665,7 +734,8 @@ class PdfHandle:
                 if doubt is not None:
                     doubts[name] = doubt
         except Exception:  # damaged resources are no evidence either way
-            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped)
+            return FontEvidence(glyphs=sum(u.chars for u in used.values()), unmapped_chars=unmapped,
+                                embedded_glyphs=embedded, truetype_glyphs=truetype)
         return FontEvidence(
             glyphs=sum(u.chars for u in used.values()),
             unmapped_chars=unmapped,
@@ -673,7 +743,11 @@ class PdfHandle:
             doubtful_glyphs=sum(used[name].chars for name in doubts),
             kinds=tuple(sorted(set(doubts.values()))),
             fonts=tuple(sorted(doubts)),
+            doubts=tuple(sorted(doubts.items())),
             undecodable_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNDECODABLE),
+            unverified_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNVERIFIED),
+            embedded_glyphs=embedded,
+            truetype_glyphs=truetype,
         )
 
     @property

@@ -28,6 +28,7 @@ from papersift.steps.contracts import (
     Route,
     StepError,
     UnpackRequest,
+    UnpackResult,
     read_manifest,
 )
 from papersift.steps.extract import extract_batch
@@ -63,17 +64,26 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
             with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
                                           Path(scratch), invocation("unpack"))
-            items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
-            for item in items:
-                process_document(store, item, settings, level + 1, engines=engines, memory=memory,
-                                 page_files=page_files)
+            _process_members(store, unpacked, settings, level, engines, memory, page_files)
         if route is Route.OCR or (route is Route.EXTRACT and any(result.needs_ocr for result in extracted)):
             _read_ocr_pages(store, document, plan, settings, engines, invocation)
+        if plan.unpacks_after(level):  # a PDF's or an email's files, after its own text, as the workflow does
+            with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
+                unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
+                                          Path(scratch), invocation("unpack"))
+            _process_members(store, unpacked, settings, level, engines, memory, page_files)
         return assemble_document(store, AssembleRequest(**document.ref.model_dump(), plan=plan), settings,
                                  invocation("assemble"), page_files)
     except Exception as exc:  # mirror the workflow's Catch: record, never lose the file
         failure = AssembleRequest(**document.ref.model_dump(), error=StepError.from_exception(exc))
         return assemble_document(store, failure, settings, invocation("assemble"), page_files)
+
+
+def _process_members(store: ObjectStore, unpacked: UnpackResult, settings: Settings, level: int,
+                     engines: OcrEngines | None, memory: Mapping[str, int] | None, page_files: bool) -> None:
+    items = unpacked.items or read_manifest(store.get(unpacked.manifest_key), DocumentRef)
+    for item in items:
+        process_document(store, item, settings, level + 1, engines=engines, memory=memory, page_files=page_files)
 
 
 def _read_ocr_pages(store: ObjectStore, document: DocumentRef, plan: Plan, settings: Settings,

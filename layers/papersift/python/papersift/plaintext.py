@@ -69,7 +69,47 @@ def wide_encoding(data: bytes) -> str | None:
         return "utf-16-le"
     if even > 0.4 and odd < 0.05:
         return "utf-16-be"
+    return _one_script_utf16(sample)
+
+
+#: share of a UTF-16 sample's high bytes that its few commonest values must cover ...
+_SCRIPT_LANE_SHARE = 0.95
+#: ... counting this many values: a script's block and U+00xx (spaces, digits, punctuation)
+_SCRIPT_LANE_VALUES = 3
+#: decoded text may hold at most this share of control characters (binary decodes to many)
+_WIDE_CONTROL_SHARE = 0.01
+#: the share of a sample's bytes below 0x20 (whitespace aside) from which it cannot be 8-bit text
+_EIGHT_BIT_CONTROL_SHARE = 0.2
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f")
+
+
+def _one_script_utf16(sample: bytes) -> str | None:
+    """UTF-16 of a non-Latin alphabet (Cyrillic, Greek, Hebrew, Arabic, Thai...) without a BOM:
+    few zero bytes, but every high byte one of a few values (the script's block, and 0x00 for
+    spaces and punctuation), the low bytes spread, and the decoded text free of control
+    characters but holding spaces or line breaks. An 8-bit text has no control bytes (a tab-
+    separated table's lanes can be as narrow); 16-bit binary decodes to control characters."""
+    units = len(sample) // 2
+    if units < 8:
+        return None
+    # read as 8-bit text it would be full of control bytes (the script's block): no 8-bit text is
+    if sum(1 for byte in sample if byte < 0x20 and byte not in _TEXT_CONTROLS) < _EIGHT_BIT_CONTROL_SHARE * len(sample):
+        return None
+    for encoding, high in (("utf-16-le", sample[1::2]), ("utf-16-be", sample[0::2])):
+        low = sample[0::2] if encoding == "utf-16-le" else sample[1::2]
+        if not (_concentrated(high) and not _concentrated(low)):
+            continue
+        text = sample.decode(encoding, errors="replace")
+        controls = sum(1 for ch in text if (ord(ch) < 0x20 and ch not in "\t\n\r\f") or ch == "\ufffd")
+        spaces = sum(1 for ch in text if ch.isspace())
+        if controls <= _WIDE_CONTROL_SHARE * len(text) and spaces and any(ch.isalpha() for ch in text):
+            return encoding
     return None
+
+
+def _concentrated(lane: bytes) -> bool:
+    common = Counter(lane).most_common(_SCRIPT_LANE_VALUES)
+    return sum(count for _, count in common) >= _SCRIPT_LANE_SHARE * len(lane)
 
 
 def _cp1252_or_latin1(error: UnicodeError) -> tuple[str, int]:

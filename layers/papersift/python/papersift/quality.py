@@ -710,6 +710,16 @@ def _private_use(text: str) -> int:
     return 0 if text.isascii() else len(_PRIVATE_USE.findall(text))
 
 
+def character_agreement(first: str, second: str) -> float:
+    """How far two readings of a page hold the same characters, order and spacing aside (two
+    engines, or a text layer and OCR of the rendered page): reading order differs between readers,
+    wrong characters do not hide."""
+    a = Counter("".join(unicodedata.normalize("NFKC", first).split()))
+    b = Counter("".join(unicodedata.normalize("NFKC", second).split()))
+    total = max(sum(a.values()), sum(b.values()))
+    return sum((a & b).values()) / total if total else 1.0
+
+
 def nonspace_count(text: str) -> int:
     """``sum(map(len, text.split()))``, without building the words on ASCII text."""
     if text.isascii():

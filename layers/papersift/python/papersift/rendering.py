@@ -17,18 +17,21 @@ less). The rendered resolution is returned so callers can record it.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import threading
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
 
-from papersift.errors import CorruptInputError, EngineError, LimitExceededError
+from papersift.errors import CorruptInputError, EngineError, LimitExceededError, UnsupportedFormatError
+from papersift.ocr import pictures
 from papersift.pdf_engines import PdfHandle
+from papersift.sniff import iso_bmff_picture
 
 #: 40 megapixels: an A0 poster at 150 dpi, a letter page at 660 dpi; 40 MB as 8-bit grey
 DEFAULT_MAX_PIXELS = 40_000_000
@@ -142,7 +145,7 @@ def _poppler_page_size(info: dict[str, object]) -> tuple[float, float]:
         return 612.0, 792.0
 
 
-# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page ------------------------------
+# -- pictures (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page ------------------
 
 #: what a picture may decode to before it is scaled down, in bytes: a 2400-dpi bilevel letter scan
 #: (20,400 x 26,400 px) decodes to ~540 MB as one byte a pixel; much beyond that is a bomb
@@ -169,6 +172,27 @@ def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: in
                           grayscale: bool = True) -> Iterator[RenderedPage]:
     """Frames ``numbers`` (1-based) of a picture as pages, scaled down to ``max_pixels`` at most.
     JPEG decodes straight to the smaller size (its DCT can: no full-size copy in memory)."""
+    for frame in picture_frames(data, numbers, max_pixels=max_pixels, grayscale=grayscale):
+        yield frame.draw()
+
+
+@dataclass(frozen=True)
+class PictureFrame:
+    """One frame of an open picture, not decoded yet: ``draw()`` decodes it (call it before the
+    next frame is asked for). ``stored`` says how the file stores it (mode, size, where its data
+    lies and how it is coded, colour map, orientation): two frames stored alike are the same
+    pixels without decoding either (a TIFF's IFDs pointing at one strip)."""
+
+    number: int
+    stored: tuple[object, ...]
+    #: what the frame decodes to at full size, in bytes
+    decoded_bytes: int
+    draw: Callable[[], RenderedPage]
+
+
+def picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: int = DEFAULT_MAX_PIXELS,
+                   grayscale: bool = True) -> Iterator[PictureFrame]:
+    """Frames ``numbers`` of a picture, each to be drawn on demand (see :class:`PictureFrame`)."""
     with _open_picture(data) as picture:
         frames = max(int(getattr(picture, "n_frames", 1)), 1)
         for number in numbers:
@@ -177,11 +201,41 @@ def render_picture_frames(data: bytes, numbers: Iterable[int], *, max_pixels: in
             try:
                 picture.seek(number - 1)
                 _check_picture_size(picture, number)
-                yield _frame_page(picture, number, max_pixels, grayscale)
+                stored = _storage(picture)
             except (EngineError, LimitExceededError):
                 raise
             except Exception as exc:
                 raise EngineError(f"frame {number} of the picture cannot be decoded: {exc}") from exc
+            decoded = picture.width * picture.height * max(len(picture.getbands()), 1)
+            yield PictureFrame(number, stored, decoded,
+                               functools.partial(_drawn, picture, number, max_pixels, grayscale))
+
+
+def _drawn(picture: Image.Image, number: int, max_pixels: int, grayscale: bool) -> RenderedPage:
+    try:
+        return _frame_page(picture, number, max_pixels, grayscale)
+    except (EngineError, LimitExceededError):
+        raise
+    except Exception as exc:
+        raise EngineError(f"frame {number} of the picture cannot be decoded: {exc}") from exc
+
+
+#: TIFF tags that name or date a page but do not change its pixels (NewSubfileType, DocumentName,
+#: ImageDescription, Make, Model, PageName, PageNumber, Software, DateTime, Artist, HostComputer,
+#: XMP, Copyright, Photoshop, EXIF IFD): frames differing only in them are stored alike
+_TIFF_NAMING_TAGS = frozenset({254, 269, 270, 271, 272, 285, 297, 305, 306, 315, 316, 700, 33432, 34377, 34665})
+
+
+def _storage(picture: Image.Image) -> tuple[object, ...]:
+    """What decides a frame's pixels as the file stores it, from its header alone: for a TIFF
+    frame its IFD's tags (size, coding, strip offsets and lengths, colour map, orientation...)
+    but the naming ones. Frames of other formats never compare equal (a GIF's frame is drawn
+    over the ones before it)."""
+    tags = getattr(picture, "tag_v2", None)
+    if picture.format != "TIFF" or tags is None:
+        return ("frame", picture.tell())
+    return ("tiff", picture.mode, picture.size,
+            tuple(sorted((tag, repr(value)) for tag, value in tags.items() if tag not in _TIFF_NAMING_TAGS)))
 
 
 #: Pillow's decompression-bomb cap is one process-wide number (179 MP by default, under a 2400-dpi
@@ -190,6 +244,7 @@ _PILLOW_CAP_LOCK = threading.Lock()
 
 
 def _open_picture(data: bytes) -> Image.Image:
+    _ensure_decoder(data)
     try:
         with _PILLOW_CAP_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -200,6 +255,36 @@ def _open_picture(data: bytes) -> Image.Image:
                 Image.MAX_IMAGE_PIXELS = saved
     except Exception as exc:
         raise CorruptInputError(f"not a readable picture: {exc}") from exc
+
+
+def _ensure_decoder(data: bytes) -> None:
+    """AVIF and HEIC are decoded by Pillow plugins: the one the picture needs is loaded here, and
+    when it is missing the picture is unsupported, the reason naming what to install."""
+    kind = iso_bmff_picture(data[:4096])
+    if kind == "heic" and not _heif_opener():
+        raise UnsupportedFormatError("a HEIC picture: decoding it needs the pi-heif plugin, which is not "
+                                     "installed here (pip install pi-heif)")
+    if kind == "avif" and not _avif_decoder():
+        raise UnsupportedFormatError("an AVIF picture: decoding it needs Pillow built with libavif (Pillow 11.3 "
+                                     "or later), which this Pillow is not")
+
+
+@functools.cache
+def _heif_opener() -> bool:
+    """Whether HEIC can be opened: pi-heif registers its opener with Pillow (once a process)."""
+    try:
+        import pi_heif
+    except ImportError:
+        return False
+    pi_heif.register_heif_opener()
+    return True
+
+
+def _avif_decoder() -> bool:
+    """Whether AVIF can be opened: Pillow's own plugin (Pillow 11.3 and later, built with libavif)."""
+    from PIL import features
+
+    return bool(features.check("avif"))
 
 
 def _check_picture_size(picture: Image.Image, number: int) -> None:
@@ -218,13 +303,16 @@ def _frame_page(picture: Image.Image, number: int, max_pixels: int, grayscale: b
         picture.draft("L" if grayscale else "RGB", (int(width * scale), int(height * scale)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-        frame = picture.convert("L" if grayscale else "RGB")
+        # the one normalisation of pictures: upright, transparency on white, 8-bit grey or RGB
+        frame = pictures.as_displayed(picture, colour=not grayscale)
+    # the long side is the same however the frame was turned: it measures the scale drawn at
+    drawn = max(frame.width, frame.height) / max(width, height, 1)
     if frame.width * frame.height > max_pixels:
         factor = math.sqrt(max_pixels / (frame.width * frame.height))
         frame = frame.resize((max(int(frame.width * factor), 1), max(int(frame.height * factor), 1)),
                              Image.Resampling.LANCZOS)
-    drawn_dpi = dpi * frame.width / max(width, 1)
-    return RenderedPage(number=number, image=frame, dpi=drawn_dpi, renderer="pillow", capped=scale < 1.0)
+        drawn *= factor
+    return RenderedPage(number=number, image=frame, dpi=dpi * drawn, renderer="pillow", capped=scale < 1.0)
 
 
 def _picture_dpi(picture: Image.Image) -> float:

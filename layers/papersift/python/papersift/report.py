@@ -48,7 +48,8 @@ class PageStatus(StrEnum):
     LOW_CONFIDENCE = "low_confidence"  # OCR ran but could not read the page with confidence: review it
     CORRUPT_UNRECOVERABLE = "corrupt_unrecoverable"  # suspect and nothing better found
     FAILED = "failed"  # every engine raised
-    SKIPPED = "skipped"  # beyond max_pages
+    #: past a limit, not read: beyond max_pages (signal max_pages)
+    SKIPPED_LIMIT = "skipped_limit"
     #: real text, cut short by a safety limit or a bomb (or an external entity never resolved):
     #: the signals and the reason say which; never trusted
     TRUNCATED = "truncated"
@@ -75,12 +76,17 @@ class DocumentStatus(StrEnum):
 
 #: document statuses whose text can be used without human review
 TRUSTED_DOCUMENT_STATUSES = frozenset({DocumentStatus.CLEAN, DocumentStatus.PARTIALLY_RECOVERED})
+#: page statuses whose text the verdict trusts (a review count leaves them out)
+TRUSTED_PAGE_STATUSES = frozenset({PageStatus.CLEAN, PageStatus.RECOVERED, PageStatus.OCR})
 
 #: the truncated signal every unit cut short carries, whatever cut it
 TRUNCATED_SIGNAL = "truncated"
 
-#: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses)
-LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep"})
+#: error codes of the limits and bombs (``LimitExceededError`` and its subclasses, archive statuses,
+#: ``max_pages`` for the pages past it): a page past ``unit_memory_mb`` is ``memory_limit``, one past
+#: ``page_seconds`` ``deadline_exceeded``
+LIMIT_ERROR_CODES = frozenset({"limit_exceeded", "decompression_bomb", "entity_bomb", "nesting_too_deep",
+                               "max_pages", "memory_limit", "deadline_exceeded"})
 
 #: what may cut a unit short: the limits and bombs, and an external entity papersift never resolves
 TRUNCATION_CODES = LIMIT_ERROR_CODES | {"external_entity"}
@@ -94,6 +100,11 @@ _STATUS_OF_ERROR_CODE = {
     "bad_input": DocumentStatus.CORRUPT_UNRECOVERABLE,
     **{code: DocumentStatus.LIMIT_EXCEEDED for code in LIMIT_ERROR_CODES},
 }
+
+
+def limit_code_of(signals: Iterable[str]) -> str:
+    """The limit a page's signals name ('' when none does)."""
+    return next((s for s in signals if s in LIMIT_ERROR_CODES), "")
 
 
 def status_for_error(code: str) -> DocumentStatus:
@@ -216,6 +227,31 @@ class OcrDetails(ReportModel):
     notes: list[str] = Field(default_factory=list)
 
 
+#: what became of a picture embedded in a unit (papersift.formats._pictures): read (its text
+#: follows the unit's), no_text (read, nothing trusted in it), failed (it could not be decoded or
+#: read), queued (OCR is to read it), not_read (OCR is off), skipped_small (too small to hold
+#: text), skipped_duplicate (the same bytes as a picture earlier in the document),
+#: skipped_limit (beyond max_pictures_per_document), skipped_format (not a picture Pillow decodes:
+#: vector drawings such as EMF, WMF, SVG)
+PICTURE_STATUSES = ("read", "no_text", "failed", "queued", "not_read", "skipped_small", "skipped_duplicate",
+                    "skipped_limit", "skipped_format")
+
+
+class PictureRecord(ReportModel):
+    """One picture embedded in a unit (an office file's media part, an e-book's image, an HTML
+    data: URI): what it is and what OCR made of it."""
+
+    name: str = Field(description="the package part (word/media/image1.png) or 'data: URI n' of an HTML page")
+    bytes: Count
+    width: Count = 0
+    height: Count = 0
+    status: Annotated[str, AfterValidator(_member_of(PICTURE_STATUSES)), _enum_schema(PICTURE_STATUSES)]
+    engine: str | None = None
+    confidence: Fraction | None = Field(default=None, description="the engine's mean word confidence, 0..1")
+    chars: Count = 0
+    reason: str = ""
+
+
 class PageReport(ReportModel):
     """One page (or unit: a sheet, a slide deck, a whole text file): how it ended, which engine's
     text was kept, and every engine's try."""
@@ -241,6 +277,18 @@ class PageReport(ReportModel):
                                                       "widgets and annotations, after its text")
     ocr_cost_usd: NonNegativeNumber = 0.0
     ocr: OcrDetails | None = Field(default=None, description="set when OCR read the page (or its pictures)")
+    fonts: list[str] = Field(
+        default_factory=list, description="the fonts the page draws with whose Unicode mapping is doubtful, each with "
+                                          "its doubt ('Vera (builtin_encoding)'), where the fonts were consulted")
+    rendering_agreement: Fraction | None = Field(
+        default=None, description="set when the rendered page judged an uncertain text layer: the share of the "
+                                  "layer's characters OCR read the same (signal verified_by_rendering when it "
+                                  "agreed and the layer's text was kept, rendering_disagrees when OCR's was taken)")
+    pictures: list[PictureRecord] = Field(default_factory=list, description=(
+        "the pictures embedded in the unit (office files, e-books, HTML), each with what OCR made of it"))
+    pictures_not_listed: Counts = Field(default_factory=dict, description=(
+        "pictures of the unit beyond the document's listing bound (10 x max_pictures_per_document), "
+        "counted by status instead of listed"))
 
     @classmethod
     def without_text(cls, number: int, status: PageStatus, reason: str, signals: list[str],
@@ -262,10 +310,13 @@ class PageReport(ReportModel):
 
 
 class MemberReport(ReportModel):
-    """One archive member: its path inside the archive and how it ended."""
+    """One member (of an archive, or a PDF's or an email's attachment): its path inside what holds
+    it and how it ended."""
 
     path: str
     status: str
+    kind: str = Field(default="archive_member",
+                      description="what held it: archive_member, pdf_attachment or email_attachment")
     reason: str = ""
     detected_type: str | None = None
     size: int | None = None
@@ -287,6 +338,8 @@ class Source(TypedDict):
     size: NotRequired[Count]
     parent_doc_id: NotRequired[str]
     archive_path: NotRequired[Annotated[str, Field(description="relative path of this member inside its archive")]]
+    member_kind: NotRequired[Annotated[str, Field(description="what held this member: archive_member, "
+                                                              "pdf_attachment or email_attachment")]]
 
 
 Counts = dict[str, Count]
@@ -307,6 +360,8 @@ class CostLedger(TypedDict, total=False):
     lambda_invocations: Counts
     state_transitions: Annotated[Count, Field(
         description="Step Functions state transitions (estimated from the workflow's shape)")]
+    rendering_checks: Annotated[Count, Field(
+        description="pages whose uncertain text layer OCR of the rendered page judged (max_rendering_checks)")]
     usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, total")]
     usd_all_textract: Annotated[NonNegativeNumber, Field(
         description="estimated USD had every page been sent to Textract")]
@@ -314,6 +369,10 @@ class CostLedger(TypedDict, total=False):
 
 CostLedgerDict = Annotated[dict[str, Any],
                            GetPydanticSchema(lambda _type, handler: handler.generate_schema(CostLedger))]
+
+
+#: the report's fields derived from the others (computed, written, dropped when read)
+_DERIVED = ("trusted", "error_code", "fonts_without_map")
 
 
 class ExtractionReport(ReportModel):
@@ -351,24 +410,34 @@ class ExtractionReport(ReportModel):
     @property
     def error_code(self) -> str:
         """The machine code of why the document is not what it seems ('' when nothing went wrong):
-        the first error's code, else the limit that cut a unit short."""
+        the first error's code, else the limit that cut a unit short, left it unread or stopped it
+        (``max_pages``, ``memory_limit``, ``deadline_exceeded``...)."""
         if self.errors:
             return self.errors[0].code
         for page in self.pages:
-            if page.status == PageStatus.TRUNCATED:
+            if page.status in (PageStatus.TRUNCATED, PageStatus.SKIPPED_LIMIT):
                 return next((s for s in page.signals if s in TRUNCATION_CODES), "limit_exceeded")
+            if page.status == PageStatus.FAILED and (code := limit_code_of(page.signals)):
+                return code
         return ""
+
+    @computed_field(description="the doubtful fonts of the pages whose fonts were consulted, each once, with its "  # type: ignore[prop-decorator]
+                                "doubt: the fonts that leave text unverified or unreadable")
+    @property
+    def fonts_without_map(self) -> list[str]:
+        return sorted({font for page in self.pages for font in page.fonts})
 
     def to_dict(self) -> dict[str, Any]:
         """report.json: every field, None and empty ones included, in declaration order (the
-        scalars and dicts, then pages, members and errors), then ``trusted`` and ``error_code``."""
+        scalars and dicts, then pages, members and errors), then ``trusted``, ``error_code`` and
+        ``fonts_without_map``."""
         return self.model_dump()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExtractionReport:
-        """Read a report, validated (``trusted`` and ``error_code`` are derived, and dropped): a
-        malformed one raises PapersiftError naming the field at fault."""
-        data = {name: value for name, value in data.items() if name not in ("trusted", "error_code")} \
+        """Read a report, validated (``trusted``, ``error_code`` and ``fonts_without_map`` are derived,
+        and dropped): a malformed one raises PapersiftError naming the field at fault."""
+        data = {name: value for name, value in data.items() if name not in _DERIVED} \
             if isinstance(data, dict) else data
         report: ExtractionReport = cls._validated(data)
         return report

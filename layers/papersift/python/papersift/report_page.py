@@ -54,12 +54,16 @@ class PageLimits:
     max_thumbnails: int = 16
     thumbnail_bytes_budget: int = 200_000
     thumbnail_width: int = 280
+    #: a thumbnail is at most this many widths tall: a receipt roll or a 1 x 2,000,000 px strip is
+    #: shown shrunk to fit, never as a JPEG taller than libjpeg's 65,500 px
+    thumbnail_max_aspect: int = 4
     thumbnail_jpeg_quality: int = 55
     max_suspect_cards: int = 40
     text_chars_per_card: int = 2_500
     preview_chars: int = 3_000
     max_page_rows: int = 600
     max_members: int = 1_000
+    max_picture_rows: int = 200
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,10 @@ class Thumbnail:
 def thumbnail_from_image(page: int, image: Image, limits: PageLimits = PageLimits()) -> Thumbnail:
     """Grayscale JPEG at ``limits.thumbnail_width``: a scan's page is ~8-15 KB like this."""
     small = image.convert("L")
-    if small.width > limits.thumbnail_width:
-        height = max(1, round(small.height * limits.thumbnail_width / small.width))
-        small = small.resize((limits.thumbnail_width, height))
+    box = (limits.thumbnail_width, limits.thumbnail_width * limits.thumbnail_max_aspect)
+    factor = min(box[0] / small.width, box[1] / small.height)
+    if factor < 1.0:
+        small = small.resize((max(1, round(small.width * factor)), max(1, round(small.height * factor))))
     out = io.BytesIO()
     small.save(out, format="JPEG", quality=limits.thumbnail_jpeg_quality, optimize=True)
     return Thumbnail(page=page, data=out.getvalue(), mime="image/jpeg", width=small.width, height=small.height)
@@ -340,6 +345,8 @@ def render_report_page(
     preview, preview_left_out = _cut("\n\n".join(texts[n] for n in sorted(texts) if texts[n].strip()),
                                      limits.preview_chars)
     members = report.members[: limits.max_members]
+    embedded = [(page.number, picture) for page in pages for picture in page.pictures]
+    not_listed = sum(sum(page.pictures_not_listed.values()) for page in pages)
     return compiled_template().render(
         report=report,
         counts=_status_counts(pages),
@@ -355,7 +362,21 @@ def render_report_page(
         members_left_out=len(report.members) - len(members),
         cost=_cost(report.cost),
         engines=sorted(report.engines.items()),
+        pictures=embedded[: limits.max_picture_rows],
+        pictures_left_out=len(embedded) - min(len(embedded), limits.max_picture_rows) + not_listed,
+        picture_counts=_picture_counts(pages),
     )
+
+
+def _picture_counts(pages: Sequence[PageReport]) -> list[tuple[str, int]]:
+    """Embedded pictures by status, listed or only counted (read first)."""
+    counts: dict[str, int] = {}
+    for page in pages:
+        for picture in page.pictures:
+            counts[picture.status] = counts.get(picture.status, 0) + 1
+        for status, count in page.pictures_not_listed.items():
+            counts[status] = counts.get(status, 0) + count
+    return sorted(counts.items(), key=lambda item: (item[0] != "read", item[0]))
 
 
 def _status_counts(pages: Sequence[PageReport]) -> list[tuple[str, int]]:

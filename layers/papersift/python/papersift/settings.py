@@ -36,6 +36,8 @@ OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY 
 OCR_MODES = (OCR_OFF, OCR_LOCAL_FIRST, OCR_TEXTRACT_FIRST, OCR_LOCAL_ONLY, OCR_TEXTRACT_ONLY)
 #: how the API authenticates callers: IAM (SigV4) or an API key with a usage plan
 API_AUTH_MODES = ("iam", "api_key")
+#: Step Functions' log levels, most to least
+WORKFLOW_LOG_LEVELS = ("ALL", "ERROR", "FATAL", "OFF")
 #: API Gateway hands Lambda at most 6 MB; a base64 body is 4/3 of the file plus the event around it
 API_INLINE_LIMIT_BYTES = 4_500_000
 #: a SigV4 presigned URL lives 7 days at most
@@ -129,6 +131,7 @@ OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
 TRANSLITERATORS = ("unidecode", "anyascii")
 Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
 Passwords = Annotated[tuple[str, ...], _setting(_to_passwords)]
@@ -137,6 +140,8 @@ ReservedConcurrency = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (none) or positive, got {value!r}"))]
 ParallelFiles = Annotated[int, _setting(
     _to_int, (lambda value: value >= 0, "setting {name} must be 0 (one per core) or more, got {value}"))]
+RenderingChecks = Annotated[int, _setting(
+    _to_int, (lambda value: value >= 0, "setting {name} must be 0 (no checks) or more, got {value}"))]
 UrlSeconds = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_SIGV4)]
 InlineBytes = Annotated[int, _setting(_to_int, _POSITIVE, _AT_MOST_INLINE)]
 
@@ -160,8 +165,10 @@ class Settings(BaseModel):
     max_running_executions: PositiveInt = 50
     #: largest input accepted, in bytes
     max_file_bytes: PositiveInt = 512 * 1024 * 1024
-    #: pages beyond this are not extracted; the report says so
-    max_pages: PositiveInt = 5000
+    #: pages beyond this are not extracted: the report lists them ``skipped_limit`` and the document
+    #: ends ``limit_exceeded`` (error_code ``max_pages``). What the design carries: page batches and
+    #: the OCR map go through S3 manifests, so memory does not grow with the page count
+    max_pages: PositiveInt = 100_000
     #: seconds one page's text layer may take (and one whole-document file, and drawing a page for
     #: OCR): past it the page ends failed with that reason and the rest goes on. A native page takes
     #: milliseconds, a hard one seconds; well below the extract Lambda's timeout
@@ -191,6 +198,17 @@ class Settings(BaseModel):
     ocr_reserved_concurrency: ReservedConcurrency = 0
     #: seconds one OCR engine may spend on one page before the page is given up with that reason
     ocr_page_seconds: PositiveInt = 120
+    #: pages of one document whose text layer stays uncertain (fonts no map ties to Unicode, a script
+    #: implausible for its characters, engines that disagree) checked against the rendered page by
+    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off
+    max_rendering_checks: RenderingChecks = 20
+    #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
+    #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi
+    rendering_check_dpi: PositiveInt = 150
+    #: pictures embedded in an office file, e-book or HTML page that OCR reads per document (after
+    #: the ones too small to hold text and the repeats of the same bytes are set aside); the pictures
+    #: beyond it are listed in the report as skipped_limit, not read
+    max_pictures_per_document: PositiveInt = 50
     #: detect tables with pdfplumber and append them as Markdown
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
@@ -207,7 +225,8 @@ class Settings(BaseModel):
     #: USD per page, used for the cost ledger in reports
     price_textract_detect_per_page: Price = 0.0015
     price_textract_analyze_per_page: Price = 0.015
-    price_lambda_gb_second: Price = 0.0000166667
+    #: arm64 (Graviton), the stack's architecture; x86_64 is 0.0000166667
+    price_lambda_gb_second: Price = 0.0000133334
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
@@ -228,6 +247,11 @@ class Settings(BaseModel):
     #: days after which API uploads and archive members expire (lifecycle rule): their S3 metadata
     #: may carry passwords, and processing them takes minutes; results stay
     upload_expiry_days: PositiveInt = 1
+    #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
+    #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
+    workflow_log_level: WorkflowLogLevel = "ERROR"
+    #: also log each state's input and output: document names, keys and settings, never page text
+    workflow_log_execution_data: Bool = False
     #: `papersift extract`: inputs read at once (0: one per core); each writes its results as it finishes
     parallel_files: ParallelFiles = 0
     #: passwords tried (after the empty one) on encrypted PDFs, Office files and archives

@@ -37,9 +37,9 @@ from papersift.plaintext import bom_encoding, detect_delimiter, guess_encoding, 
 @dataclass(frozen=True)
 class FileType:
     #: short family name used for dispatch: pdf, docx, xlsx, xlsm, pptx, odt, ods, odp, epub,
-    #: rtf, html, xml, json, csv, tsv, txt, png, jpeg, tiff, gif, bmp, webp, zip, 7z, rar, tar,
+    #: rtf, html, xml, json, csv, tsv, txt, png, jpeg, tiff, gif, bmp, webp, avif, heic, zip, 7z, rar, tar,
     #: gzip, bzip2, xz, zstd, lzma, lzip, compress, cab, arj, lzh, iso, cpio, ar, doc, xls, ppt,
-    #: msg, ole (other OLE2 storage), ole-encrypted (encrypted OOXML), empty, unknown
+    #: eml, msg, ole (other OLE2 storage), ole-encrypted (encrypted OOXML), empty, unknown
     kind: str
     mime: str
     #: how it was decided: "magic", "container", "content", "extension", "empty"
@@ -55,8 +55,8 @@ class FileType:
         return self.kind in PICTURE_KINDS
 
 
-#: picture documents (PNG, JPEG, TIFF, GIF, BMP, WebP): every frame a page
-PICTURE_KINDS = frozenset({"png", "jpeg", "tiff", "gif", "bmp", "webp"})
+#: picture documents (PNG, JPEG, TIFF, GIF, BMP, WebP, AVIF, HEIC): every frame a page
+PICTURE_KINDS = frozenset({"png", "jpeg", "tiff", "gif", "bmp", "webp", "avif", "heic"})
 
 ARCHIVE_KINDS = frozenset(
     {"zip", "7z", "rar", "tar", "gzip", "bzip2", "xz", "zstd", "lzma", "cab", "arj", "lzh", "iso", "cpio", "ar",
@@ -86,6 +86,8 @@ MIME_TYPES: dict[str, str] = {
     "gif": "image/gif",
     "bmp": "image/bmp",
     "webp": "image/webp",
+    "avif": "image/avif",
+    "heic": "image/heic",
     "zip": "application/zip",
     "7z": "application/x-7z-compressed",
     "rar": "application/vnd.rar",
@@ -107,6 +109,7 @@ MIME_TYPES: dict[str, str] = {
     "xls": "application/vnd.ms-excel",
     "ppt": "application/vnd.ms-powerpoint",
     "msg": "application/vnd.ms-outlook",
+    "eml": "message/rfc822",
     "ole": "application/x-ole-storage",
     "ole-encrypted": "application/x-ole-storage",
     "empty": "application/x-empty",
@@ -174,6 +177,11 @@ _TEXT_PREFIX = 64 * 1024
 _CONTROL_BYTES = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x1B)) | frozenset(range(0x1C, 0x20)) | {0x7F}
 _HTML_START = re.compile(rb"<(!doctype\s+html|html|head|body|meta|title|frameset)\b", re.IGNORECASE)
 _XML_HTML = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
+#: an RFC 822 header line (a field name, a colon) and a folded continuation line
+_HEADER_FIELD = re.compile(r"^[!-9;-~]{1,76}:")
+_HEADER_CONTINUATION = re.compile(r"^[ \t]+\S")
+#: fields only a message's header carries: a note that starts "Subject: ..." is no email by itself
+_MAIL_FIELDS = frozenset({"from", "received", "mime-version", "message-id", "return-path", "delivered-to"})
 
 
 def _ft(kind: str, detected_by: str) -> FileType:
@@ -260,6 +268,9 @@ def _weak_magic(data: bytes) -> str | None:
             return "iso"
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
+    picture = iso_bmff_picture(data)
+    if picture:
+        return picture
     if data[:2] == b"BM" and len(data) >= 18 and struct.unpack_from("<I", data, 14)[0] in _BMP_HEADER_SIZES:
         return "bmp"
     if is_tar_header(data[:512]):
@@ -270,6 +281,26 @@ def _weak_magic(data: bytes) -> str | None:
 
 
 _BMP_HEADER_SIZES = (12, 40, 52, 56, 64, 108, 124)
+
+#: ISO-BMFF ``ftyp`` brands of still pictures (ISO/IEC 23008-12 HEIF, AV1 Image File Format);
+#: the same box starts MP4, QuickTime and 3GP files, whose brands are none of these
+_AVIF_BRANDS = frozenset({b"avif", b"avis"})
+_HEIC_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
+
+
+def iso_bmff_picture(data: bytes) -> str | None:
+    """"avif" or "heic" from an ISO-BMFF ``ftyp`` box (size, "ftyp", major brand, minor version,
+    compatible brands), None for other ISO-BMFF files (video, audio). AVIF files also name the
+    generic HEIF brand ``mif1``, so an AV1 brand anywhere wins."""
+    if len(data) < 16 or data[4:8] != b"ftyp":
+        return None
+    size = struct.unpack_from(">I", data, 0)[0]
+    if size < 16 or size > min(len(data), 4096):
+        return None
+    brands = {data[8:12], *(data[offset:offset + 4] for offset in range(16, size - 3, 4))}
+    if brands & _AVIF_BRANDS:
+        return "avif"
+    return "heic" if brands & _HEIC_BRANDS else None
 
 
 def is_tar_header(block: bytes) -> bool:
@@ -361,6 +392,23 @@ def _ole_kind(container: Callable[[], IO[bytes]], ext: str) -> FileType:
     return _ft("ole", "container")
 
 
+def is_mail_header(text: str) -> bool:
+    """``text`` starts with an email's header: every line up to the first blank one is a header
+    field or its continuation, at least two fields, one of them one only mail has (From,
+    Received, MIME-Version, Message-ID, Return-Path, Delivered-To)."""
+    fields: set[str] = set()
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if not line.strip():
+            return number > 0 and len(fields) >= 2 and bool(fields & _MAIL_FIELDS)
+        if _HEADER_FIELD.match(line):
+            fields.add(line.split(":", 1)[0].lower())
+        elif number == 0 or not _HEADER_CONTINUATION.match(line):
+            return False
+    # no blank line in the head: a header longer than what is looked at still counts
+    return len(lines) > 50 and len(fields) >= 2 and bool(fields & _MAIL_FIELDS)
+
+
 def _text_kind(head: bytes, size: int, ext: str) -> FileType:
     prefix = head[:_TEXT_PREFIX]
     bom = bom_encoding(prefix)
@@ -381,6 +429,8 @@ def _text_kind(head: bytes, size: int, ext: str) -> FileType:
         return _ft("html" if _XML_HTML.search(start) else "xml", "content")
     if _HTML_START.match(start) or (start.startswith(b"<!--") and _XML_HTML.search(start)):
         return _ft("html", "content")
+    if is_mail_header(stripped[:_TEXT_PREFIX]):
+        return _ft("eml", "content")
     controls = sum(1 for ch in view if ord(ch) < 0x100 and ord(ch) in _CONTROL_BYTES) + view.count("\ufffd")
     if controls and not any(ch.isprintable() and not ch.isspace() for ch in view[:4096]):
         return _ft("unknown", "content")  # a few control bytes and nothing else (a one-byte NUL) are no text

@@ -7,9 +7,11 @@ on a laptop. The S3 store takes an injected client: the core never creates one.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -94,20 +96,46 @@ def _inside(folder: str, key: str) -> str | None:
     return path if path.startswith(folder + os.sep) else None
 
 
-def _write(path: str, data: bytes) -> None:
-    with open(path, "wb") as file:
-        file.write(data)
+def _write(path: str, data: bytes, parts: str) -> None:
+    """``path`` holds all of ``data`` or is as it was: written under a temporary name in ``parts``
+    (a folder of the store, on its file system, that no key lists) and renamed over it; the
+    temporary file is removed when a write fails (a full disk keeps no half)."""
+    handle, temporary = tempfile.mkstemp(dir=parts)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+#: room kept free beyond a copy's own size (the page files and results written after it)
+COPY_HEADROOM_BYTES = 1 << 20
+
+
+def check_room_for(size: int, folder: str) -> None:
+    """Raise ENOSPC before a copy of ``size`` bytes into ``folder`` that cannot fit: checked first,
+    so a copy that fails does not fill the disk the other documents are written to."""
+    free = shutil.disk_usage(folder).free
+    if size + COPY_HEADROOM_BYTES > free:
+        raise OSError(errno.ENOSPC, f"No space left on device for a copy of {size / 1e6:.1f} MB "
+                                    f"({free / 1e6:.1f} MB free)")
 
 
 class LocalDirStore:
     """A directory as a bucket; metadata lives beside each object as ``<key>.meta.json``."""
 
     _META = ".papersift-meta"
+    _PARTS = ".papersift-parts"  # objects being written, renamed into place when whole
 
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self._base = os.path.realpath(root)
+        self._parts = os.path.join(self._base, self._PARTS)
+        os.makedirs(self._parts, exist_ok=True)
         self._folders: set[str] = set()  # made by put: one mkdir per folder, not per object
 
     def _path(self, key: str) -> str:
@@ -138,17 +166,18 @@ class LocalDirStore:
             os.makedirs(folder, exist_ok=True)
             self._folders.add(folder)
         try:
-            _write(path, data)
+            _write(path, data, self._parts)
         except FileNotFoundError:  # the folder was removed behind the store's back
             os.makedirs(folder, exist_ok=True)
-            _write(path, data)
+            os.makedirs(self._parts, exist_ok=True)
+            _write(path, data, self._parts)
         self._write_meta(key, metadata)
 
     def _write_meta(self, key: str, metadata: dict[str, str] | None) -> None:
         if metadata:
             meta = self._meta_path(key)
             meta.parent.mkdir(parents=True, exist_ok=True)
-            meta.write_text(json.dumps(metadata))
+            _write(str(meta), json.dumps(metadata).encode("utf-8"), self._parts)
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))
@@ -167,7 +196,7 @@ class LocalDirStore:
         # archive of N members cost O(N^2) (2,000 members: tens of minutes)
         start = base / prefix.rsplit("/", 1)[0] if "/" in prefix else base
         keys = [p.relative_to(base).as_posix() for p in start.rglob("*") if p.is_file()]
-        return sorted(k for k in keys if k.startswith(prefix) and not k.startswith(self._META))
+        return sorted(k for k in keys if k.startswith(prefix) and not k.startswith((self._META, self._PARTS)))
 
     def download_file(self, key: str, path: Path) -> dict[str, str]:
         shutil.copyfile(self._path(key), path)
@@ -183,7 +212,13 @@ class LocalDirStore:
         try:
             os.link(path, target)
         except OSError:
-            shutil.copyfile(path, target)
+            check_room_for(os.stat(path).st_size, os.path.dirname(target))
+            try:
+                shutil.copyfile(path, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+                raise
         self._write_meta(key, metadata)
 
     def delete_prefix(self, prefix: str) -> None:

@@ -1,5 +1,6 @@
 """The document verdict: one status and reason for a document from its pages, its errors and its
-plan, and for an archive from its members. The one place that decides trust."""
+plan, for an archive from its members, and for a document that holds files from both. The one place
+that decides trust."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ from papersift.content import PageContent
 from papersift.errors import input_error_code
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
+    TRUSTED_PAGE_STATUSES,
     DocumentStatus,
     ErrorRecord,
     MemberReport,
     PageStatus,
+    limit_code_of,
     status_for_error,
 )
 from papersift.steps.contracts import ArchiveListing, Plan, Route, StepError
 
-#: page statuses a review count leaves out: text the verdict trusts
-_TRUSTED_PAGES = frozenset({PageStatus.CLEAN, PageStatus.RECOVERED, PageStatus.OCR})
 #: unpack statuses that are no problem: a nested archive whose members are listed on their own
 _UNPACK_ONLY = frozenset({archives.MemberStatus.EXPANDED})
 
@@ -55,15 +56,27 @@ def archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tup
     return status, f"all {len(documents)} member document(s) trusted"
 
 
+def _limit_failed(pages: list[PageContent]) -> list[PageContent]:
+    """Pages a limit stopped (past unit_memory_mb, past page_seconds, a picture no OCR tile can
+    hold a line of): failed, but not damaged."""
+    return [p for p in pages if p.report.status == PageStatus.FAILED and (limit_code_of(p.report.signals) or (
+        p.report.errors and all(status_for_error(e.code) is DocumentStatus.LIMIT_EXCEEDED for e in p.report.errors)))]
+
+
 def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
-    """Why the text is cut short (units truncated by a limit or a bomb, pages beyond max_pages), or ''."""
+    """Why the text is cut short (units truncated by a limit or a bomb, pages a limit stopped, pages
+    beyond max_pages), or ''."""
     parts: list[str] = []
     truncated = [p for p in pages if p.report.status == PageStatus.TRUNCATED]
     if truncated:
         first = truncated[0].report
         parts.append(f"{len(truncated)} of {len(pages)} unit(s) cut short (unit {first.number}: {first.reason})")
+    stopped = _limit_failed(pages)
+    if stopped:
+        first = stopped[0].report
+        parts.append(f"{len(stopped)} of {len(pages)} page(s) stopped by a limit ({first.reason})")
     beyond = (plan.page_count - len(pages)) if plan is not None and plan.page_count > max_pages else 0
-    skipped = counts[PageStatus.SKIPPED]
+    skipped = counts[PageStatus.SKIPPED_LIMIT]
     if beyond > 0 or skipped:
         parts.append(f"the document has {max(plan.page_count if plan else 0, len(pages))} pages; only the first "
                      f"{max_pages} are extracted (max_pages)")
@@ -89,13 +102,13 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     total = len(pages)
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
-    if bad == total:
+    if bad == total and not _limit_failed(pages):  # a page a limit stopped is not damaged
         return DocumentStatus.CORRUPT_UNRECOVERABLE, f"no page of {total} has usable text"
     limited = _limit_verdict(plan, pages, counts, max_pages)
     if limited:
         return DocumentStatus.LIMIT_EXCEEDED, limited
     if review:
-        parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in _TRUSTED_PAGES]
+        parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in TRUSTED_PAGE_STATUSES]
         return DocumentStatus.NEEDS_REVIEW, "; ".join(parts) + f" of {total}"
     if not any(p.text.strip() for p in pages):
         engines = ", ".join(sorted({p.report.engine for p in pages if p.report.engine})) or "no engine"
@@ -103,6 +116,29 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
         how = [f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine"] \
             if counts[PageStatus.RECOVERED] else []
-        how += [f"{counts[PageStatus.OCR]} page(s) read by OCR"] if counts[PageStatus.OCR] else []
+        blank = sum(1 for p in pages if p.report.status == PageStatus.OCR and "blank_page" in p.report.signals)
+        how += [f"{counts[PageStatus.OCR] - blank} page(s) read by OCR"] if counts[PageStatus.OCR] > blank else []
+        how += [f"{blank} blank page(s)"] if blank else []
         return DocumentStatus.PARTIALLY_RECOVERED, f"{', '.join(how)} of {total}, all trusted"
     return DocumentStatus.CLEAN, f"all {total} page(s) have a trusted text layer"
+
+
+def holder_verdict(own: tuple[str, str], members: tuple[DocumentStatus, str]) -> tuple[DocumentStatus, str]:
+    """A document that holds files (a PDF, an email): its own verdict (``document_verdict``), unless
+    its members' (``archive_verdict``) make the result less trustworthy. A member left out by a
+    limit makes its text incomplete (``limit_exceeded``, as in an archive); any other trouble with
+    them (untrusted, unreadable, a listing that broke off) leaves its own text sound and the whole
+    to review (``needs_review``)."""
+    (own_status, own_reason), (members_status, members_reason) = (DocumentStatus(own[0]), own[1]), members
+    reason = f"{own_reason}; attachments: {members_reason}"
+    if members_status in TRUSTED_DOCUMENT_STATUSES or members_status == DocumentStatus.EMPTY:
+        if members_status == DocumentStatus.EMPTY or own_status not in TRUSTED_DOCUMENT_STATUSES:
+            return own_status, own_reason
+        recovered = DocumentStatus.PARTIALLY_RECOVERED in (own_status, members_status)
+        return (DocumentStatus.PARTIALLY_RECOVERED if recovered else own_status), reason
+    worse = DocumentStatus.LIMIT_EXCEEDED if members_status == DocumentStatus.LIMIT_EXCEEDED \
+        else DocumentStatus.NEEDS_REVIEW
+    if own_status in TRUSTED_DOCUMENT_STATUSES or own_status == DocumentStatus.EMPTY or (
+            own_status == DocumentStatus.NEEDS_REVIEW and worse == DocumentStatus.LIMIT_EXCEEDED):
+        return worse, reason
+    return own_status, reason

@@ -8,7 +8,10 @@ the keys here build on them.
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +59,17 @@ def error_key(doc_id: str, batch_index: int) -> str:
     return f"{errors_prefix(doc_id)}{batch_index:05d}.json"
 
 
-#: an OCR input: the page cut as a one-page PDF, or an empty marker "draw it from the source"
-OCR_INPUT_PDF, OCR_INPUT_SOURCE = "pdf", "source"
+#: an OCR input: the page cut as a one-page PDF, or an empty marker "draw it from the source", or
+#: a unit's embedded pictures (``ocr_pictures_bundle``)
+OCR_INPUT_PDF, OCR_INPUT_SOURCE, OCR_INPUT_PICTURES = "pdf", "source", "pictures.zip"
+#: ... prefixed when the page is to be checked against its rendering (routing.RENDERING_CHECK):
+#: plan_ocr caps those per document from the keys alone
+OCR_CHECK_PREFIX = "check."
+
+
+def ocr_input_kind(check: bool, cut: bool) -> str:
+    """The kind an OCR input's key ends with (``ocr_input_key``)."""
+    return (OCR_CHECK_PREFIX if check else "") + (OCR_INPUT_PDF if cut else OCR_INPUT_SOURCE)
 
 
 def ocr_prefix(doc_id: str) -> str:
@@ -73,12 +85,33 @@ def ocr_input_key(doc_id: str, number: int, kind: str) -> str:
     return f"{ocr_inputs_prefix(doc_id)}{number:05d}.{kind}"
 
 
+def ocr_pictures_bundle(pictures: Sequence[bytes]) -> bytes:
+    """A unit's pictures for OCR, in the order of its report's queued pictures: one stored (not
+    compressed: pictures are compressed already) zip entry each, named by its place."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as bundle:
+        for index, data in enumerate(pictures, start=1):
+            bundle.writestr(f"{index:05d}", data)
+    return out.getvalue()
+
+
+def ocr_pictures_unbundled(data: bytes) -> list[bytes]:
+    """The pictures of ``ocr_pictures_bundle``, in order."""
+    with zipfile.ZipFile(io.BytesIO(data)) as bundle:
+        return [bundle.read(info) for info in sorted(bundle.infolist(), key=lambda info: info.filename)]
+
+
 def ocr_page_key(doc_id: str, number: int) -> str:
     return f"{ocr_prefix(doc_id)}{page_file(number)}"
 
 
 def ocr_items_key(doc_id: str) -> str:
     return f"{ocr_prefix(doc_id)}items.json"
+
+
+def ocr_survey_key(doc_id: str) -> str:
+    """What plan_ocr found looking at a picture's frames: the blank ones, and the repeats of others."""
+    return f"{ocr_prefix(doc_id)}survey.json"
 
 
 def ocr_reading_key(doc_id: str, number: int, call: int) -> str:

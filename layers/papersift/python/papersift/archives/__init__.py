@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from papersift.archives.attachments import ATTACHMENT_KINDS, ATTACHMENTS_FOLDER
 from papersift.archives.limits import CHUNK, ArchiveLimits, Run, limit_code
-from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackedArchive
+from papersift.archives.members import ArchiveStatus, Member, MemberKind, MemberStatus, UnpackedArchive
 from papersift.archives.tools import TOOL_KINDS
 from papersift.archives.tree import Frame
 from papersift.errors import CorruptInputError, EncryptedInputError, LimitExceededError
@@ -37,10 +38,13 @@ if TYPE_CHECKING:
     from papersift.sniff import FileType
 
 __all__ = [
+    "ATTACHMENTS_FOLDER",
+    "ATTACHMENT_KINDS",
     "TOOL_KINDS",
     "ArchiveLimits",
     "ArchiveStatus",
     "Member",
+    "MemberKind",
     "MemberStatus",
     "UnpackedArchive",
     "archive_kind",
@@ -64,14 +68,18 @@ def unpack(
     """Unpack ``data_path`` (typed by the caller's sniff, not by its name) into ``work_dir``.
 
     ``name`` is the archive's own name (default: the file name), used to name the single
-    member of a bare compressed stream. ``ancestors`` are sha256 hex digests of archives
-    already being expanded above this one (for a caller that unpacks level by level).
+    member of a bare compressed stream. A document that holds files (``ATTACHMENT_KINDS``: a PDF,
+    an email) is unpacked the same way, its files under ``attachments/``. ``ancestors`` are sha256
+    hex digests of archives already being expanded above this one (for a caller that unpacks
+    level by level).
     """
     kind = file_type if isinstance(file_type, str) else file_type.kind
     work_dir.mkdir(parents=True, exist_ok=True)
     run = Run(limits, work_dir, tuple(passwords), data_path.stat().st_size)
     digest = _sha256_file(data_path)
-    frame = Frame(run, prefix="", depth=0, ancestors=ancestors | {digest})
+    holder = ATTACHMENT_KINDS.get(kind)
+    frame = Frame(run, prefix=ATTACHMENTS_FOLDER if holder else "", depth=0, ancestors=ancestors | {digest},
+                  member_kind=holder or MemberKind.ARCHIVE_MEMBER)
     return frame.unpack(data_path, kind, name or data_path.name)
 
 

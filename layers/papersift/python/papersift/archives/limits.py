@@ -37,6 +37,10 @@ class ArchiveLimits:
     #: members listed one by one (the ones beyond max_members as skipped_limit, names only); an
     #: archive declaring more is refused unread: a listing of millions of names is a bomb of its own
     max_listed: int = LISTED_PER_MEMBER_LIMIT * 10_000
+    #: what the worker that parses a document holding files (a PDF's name tree, an email) may take:
+    #: the deadline and memory of any unit (page_seconds, unit_memory_mb)
+    worker_seconds: float = 60.0
+    worker_memory_mb: int = 2048
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ArchiveLimits:
@@ -47,6 +51,8 @@ class ArchiveLimits:
             max_member_bytes=settings.max_file_bytes,
             max_ratio=settings.max_compression_ratio,
             max_listed=LISTED_PER_MEMBER_LIMIT * settings.max_archive_members,
+            worker_seconds=settings.page_seconds,
+            worker_memory_mb=settings.unit_memory_mb,
         )
 
 

@@ -18,6 +18,15 @@ class MemberStatus(StrEnum):
     ERROR = "error"  # the archive is damaged at this member, or no tool could read it
 
 
+class MemberKind(StrEnum):
+    """What holds the member. Every kind is unpacked, limited, named and processed alike; the kind
+    only says where it came from."""
+
+    ARCHIVE_MEMBER = "archive_member"  # a file in a zip, tar, 7z...
+    PDF_ATTACHMENT = "pdf_attachment"  # a PDF's embedded file (name tree, FileAttachment annotation, portfolio)
+    EMAIL_ATTACHMENT = "email_attachment"  # a MIME part of an email that is a file
+
+
 class ArchiveStatus(StrEnum):
     OK = "ok"
     EMPTY = "empty"
@@ -42,6 +51,7 @@ class Member:
     original_name: str | None = None
     #: nesting level: 0 for members of the archive passed to unpack()
     depth: int = 0
+    kind: MemberKind = MemberKind.ARCHIVE_MEMBER
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -52,6 +62,7 @@ class Member:
             # as text any JSON consumer takes: bytes that are not UTF-8 (a tar's raw name) as \xNN
             "original_name": None if self.original_name is None else name_text(self.original_name),
             "depth": self.depth,
+            "kind": str(self.kind),
         }
 
 

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from papersift.archives.attachments import ATTACHMENT_READERS
 from papersift.archives.limits import CHUNK, MemberTooBig, Run, Stop
-from papersift.archives.members import ArchiveStatus, Member, MemberStatus, UnpackedArchive
+from papersift.archives.members import ArchiveStatus, Member, MemberKind, MemberStatus, UnpackedArchive
 from papersift.archives.sink import Opener
 from papersift.archives.streams import STREAM_OPENERS, read_stream, read_tar
 from papersift.archives.tools import TOOL_KINDS, ToolError, read_with_tools
@@ -29,6 +30,8 @@ class Frame:
     members: list[Member] = field(default_factory=list)
     used_paths: set[str] = field(default_factory=set)
     unlisted: int = 0
+    #: what this level's members are (a nested archive's members are archive members again)
+    member_kind: MemberKind = MemberKind.ARCHIVE_MEMBER
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -44,6 +47,8 @@ class Frame:
                 status, reason = read_stream(self, path, kind, name)
             elif kind in TOOL_KINDS:
                 status, reason = read_with_tools(self, path, kind)
+            elif kind in ATTACHMENT_READERS:
+                status, reason = ATTACHMENT_READERS[kind](self, path)
             else:
                 status, reason = ArchiveStatus.UNSUPPORTED, f"{kind!r} is not an archive kind papersift unpacks"
         except Stop as stop:
@@ -57,7 +62,8 @@ class Frame:
         errors = [m for m in own if m.status is MemberStatus.ERROR]
         encrypted = [m for m in own if m.status is MemberStatus.ENCRYPTED]
         if not own:
-            return ArchiveStatus.EMPTY, "the archive has no file members"
+            holds = "members" if self.member_kind is MemberKind.ARCHIVE_MEMBER else "attachments"
+            return ArchiveStatus.EMPTY, f"no file {holds}"
         if errors:
             return ArchiveStatus.CORRUPT, f"{len(errors)} of {len(own)} members could not be read: {errors[0].reason}"
         if any(m.status is MemberStatus.SKIPPED_LIMIT for m in self.members):
@@ -87,7 +93,7 @@ class Frame:
                 original: str | None = None) -> Member:
         self.run.listed += 1
         return Member(path=path, status=status, reason=reason, size=size, local_path=local_path,
-                      original_name=original, depth=self.depth)
+                      original_name=original, depth=self.depth, kind=self.member_kind)
 
     def record(self, raw: str, status: MemberStatus, reason: str, size: int = 0) -> None:
         clean, _ = clean_member_name(raw)

@@ -9,13 +9,22 @@ returning one unit per page-like thing it has (a sheet, a slide, or the whole te
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable
 from typing import Protocol
 
 from papersift.content import PageContent
-from papersift.errors import CorruptInputError, NestingTooDeepError, UnsupportedFormatError
+from papersift.errors import (
+    CorruptInputError,
+    DeadlineExceededError,
+    EngineCrashError,
+    MemoryLimitError,
+    NestingTooDeepError,
+    UnsupportedFormatError,
+)
+from papersift.isolation import Limits, run_once
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS, FileType, sniff
 
@@ -38,6 +47,8 @@ WHOLE_DOCUMENT_EXTRACTORS: dict[str, str] = {
     "html": "papersift.formats.markup:extract_html",
     "xml": "papersift.formats.markup:extract_xml",
     "epub": "papersift.formats.epub:extract_epub",
+    "eml": "papersift.formats.eml:extract_email",
+    "msg": "papersift.formats.eml:extract_outlook",
     "doc": "papersift.formats.legacy:extract_doc",
     "xls": "papersift.formats.legacy:extract_xls",
     "ppt": "papersift.formats.legacy:extract_ppt",
@@ -55,6 +66,33 @@ def _resolve(target: str) -> WholeExtractor:
 
 def is_supported(file_type: FileType) -> bool:
     return file_type.kind in PAGED_KINDS or file_type.kind in WHOLE_DOCUMENT_EXTRACTORS
+
+
+def holds_files(data: bytes, file_type: FileType, limits: Limits, passwords: tuple[str, ...] = ()) -> bool:
+    """The document may hold files to read as its members (``archives.ATTACHMENT_KINDS``); the
+    unpack step reads the real list. A PDF's bytes tell when its objects are plain: writers type
+    an embedded file's stream ``/EmbeddedFile`` (never inside an object stream) and a FileAttachment
+    annotation names itself. When the type is optional and the rest sits compressed in object
+    streams (``/ObjStm``), their inflated bytes tell. Only when they cannot (encrypted, other
+    filters), or for an email, the parser looks, in a worker under ``limits``: one that does not
+    finish answers yes, and the unpack step records why the files could not be read."""
+    from papersift.archives.attachments import PDF_FILE_MARKERS, declares_files, object_streams_name_files
+
+    if file_type.kind == "pdf":
+        if any(marker in data for marker in PDF_FILE_MARKERS):
+            return True
+        if b"/ObjStm" not in data:
+            return False
+        named = object_streams_name_files(data)
+        if named is not None:
+            return named
+    elif file_type.kind not in ("eml", "msg"):
+        return False
+
+    try:
+        return run_once(functools.partial(declares_files, data, file_type.kind, passwords), limits)
+    except (DeadlineExceededError, MemoryLimitError, EngineCrashError):
+        return True
 
 
 def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | None:
@@ -122,7 +160,12 @@ def _extract_units(data: bytes, file_type: FileType, settings: Settings, first: 
     target = WHOLE_DOCUMENT_EXTRACTORS.get(file_type.kind)
     if target is None:
         raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
-    return _resolve(target)(data, settings)
+    units = _resolve(target)(data, settings)
+    if any(unit.embedded and not unit.report.pictures for unit in units):  # not yet chosen (an encrypted file's are)
+        from papersift.formats._pictures import choose_pictures
+
+        units = choose_pictures(units, settings)
+    return units
 
 
 def extract_encrypted_office(data: bytes, settings: Settings) -> list[PageContent]:

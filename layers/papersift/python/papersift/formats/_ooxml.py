@@ -19,7 +19,7 @@ from typing import Any
 
 from lxml import etree
 
-from papersift.content import Table
+from papersift.content import EmbeddedPicture, Table
 from papersift.errors import CorruptInputError, DecompressionBombError, EncryptedInputError, LimitExceededError
 from papersift.formats._xml import has_doctype, read_xml
 from papersift.report import TRUNCATED_SIGNAL, PageReport, PageStatus
@@ -27,6 +27,8 @@ from papersift.settings import Settings
 from papersift.sniff import sniff
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: part names (lower case) that are never pictures
+_NOT_MEDIA = (".xml", ".rels", ".vml", ".bin")
 #: parts above this size must not expand more than settings.max_compression_ratio
 _RATIO_FLOOR_BYTES = 10 * 1024 * 1024
 
@@ -40,6 +42,9 @@ class Package:
     signals: list[str] = field(default_factory=list)
     #: why some text of a part is not in its tree (an external entity, nesting cut), with its code
     truncated: list[tuple[str, str]] = field(default_factory=list)
+    #: part -> its relationships, read once (a slide's are read for its text and for its pictures)
+    _rels: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    _media: bool | None = None
 
     def has(self, part: str) -> bool:
         return part.lower() in self.names
@@ -91,6 +96,11 @@ class Package:
 
     def rels(self, part: str) -> list[tuple[str, str, str]]:
         """(id, type suffix, target part) of a part's internal relationships."""
+        if part not in self._rels:
+            self._rels[part] = self._read_rels(part)
+        return self._rels[part]
+
+    def _read_rels(self, part: str) -> list[tuple[str, str, str]]:
         folder, base = posixpath.split(part)
         rels_part = posixpath.join(folder, "_rels", base + ".rels")
         root = self.xml(rels_part, required=False) if self.has(rels_part) else None
@@ -106,6 +116,43 @@ class Package:
             path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
             out.append((rel.get("Id", ""), rel.get("Type", "").rsplit("/", 1)[-1], path))
         return out
+
+    def pictures(self, parts: Sequence[str]) -> list[EmbeddedPicture]:
+        """The pictures ``parts`` show: their image relationships, and those of the drawings they
+        hold (a sheet's pictures sit in its drawing part), each part once, in relationship order.
+        A part that is missing or cannot be read is left out: the text still reads."""
+        if not self._holds_media():
+            return []  # no relationship is read: the text layer of a package without pictures pays nothing
+        found: dict[str, None] = {}
+        pending = list(parts)
+        visited: set[str] = set()
+        while pending:
+            part = pending.pop(0)
+            if part in visited:
+                continue
+            visited.add(part)
+            for _, kind, target in self.rels(part):
+                if kind == "image":
+                    found.setdefault(target)
+                elif kind == "drawing":
+                    pending.append(target)
+        pictures: list[EmbeddedPicture] = []
+        for name in found:
+            if not self.has(name):
+                continue
+            try:
+                pictures.append(EmbeddedPicture(self.names[name.lower()], self.read(name)))
+            except (CorruptInputError, EncryptedInputError):
+                self.signals.append(f"unreadable_part:{name}")
+        return pictures
+
+    def _holds_media(self) -> bool:
+        """Whether any part can be a picture a unit shows: one that is not XML, a relationships part,
+        VML or a binary blob (printer settings, VBA, OLE objects), nor the package's thumbnail."""
+        if self._media is None:
+            self._media = any(not name.endswith(_NOT_MEDIA) and not name.startswith("docprops/")
+                              for name in self.names if not name.endswith("/"))
+        return self._media
 
     def main_part(self, fallback: str) -> str:
         for _, kind, target in self.rels(""):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterable
 
+from papersift.content import EmbeddedPicture
 from papersift.errors import CorruptInputError, DecompressionBombError, LimitExceededError
 from papersift.settings import Settings
 
@@ -34,3 +36,19 @@ def read_part(archive: zipfile.ZipFile, name: str, settings: Settings, what: str
         return archive.read(info)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
         raise CorruptInputError(f"{what}: {name} cannot be decompressed: {exc}") from exc
+
+
+def read_pictures(archive: zipfile.ZipFile, names: Iterable[str], settings: Settings, what: str
+                  ) -> list[EmbeddedPicture]:
+    """The pictures a unit shows, each part once in the order given, within the same limits as
+    any part; a part that is missing or cannot be read is left out (the text still reads)."""
+    present = set(archive.namelist())
+    pictures: list[EmbeddedPicture] = []
+    for name in dict.fromkeys(names):
+        if name not in present:
+            continue
+        try:
+            pictures.append(EmbeddedPicture(name, read_part(archive, name, settings, what)))
+        except CorruptInputError:
+            continue
+    return pictures

@@ -267,5 +267,7 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
     reason = f"read {main}: {len(body)} body blocks, {len(tables)} tables"
     if headers or tail:
         reason += ", headers/footers/notes included"
+    pictures = pkg.pictures([main, *(part for kind in ("header", "footer", "footnotes", "endnotes", "comments")
+                                      for part in sorted(set(by_type.get(kind, []))))])
     report = unit_report(1, text, "ooxml:docx", reason, started, pkg.signals, len(tables), pkg.truncated)
-    return [PageContent(number=1, text=text, report=report, tables=tables, markdown=markdown)]
+    return [PageContent(number=1, text=text, report=report, tables=tables, markdown=markdown, embedded=pictures)]

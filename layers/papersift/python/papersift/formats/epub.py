@@ -15,10 +15,10 @@ from lxml import etree
 
 from papersift.content import PageContent
 from papersift.errors import CorruptInputError, EncryptedInputError
-from papersift.formats._package import open_package, read_part
+from papersift.formats._package import open_package, read_part, read_pictures
 from papersift.formats._units import text_unit
 from papersift.formats._xml import declares_entities, parse_xml, read_xml
-from papersift.formats.markup import HTML_ENGINE, decode_markup, read_html
+from papersift.formats.markup import HTML_ENGINE, data_uri_pictures, decode_markup, read_html_document
 from papersift.settings import Settings
 
 ENGINE = f"papersift-epub+{HTML_ENGINE}"
@@ -100,12 +100,18 @@ def extract_epub(data: bytes, settings: Settings) -> list[PageContent]:
                 raw = etree.tostring(document.root, encoding="utf-8")
                 entity_cut, code = document.truncated, document.truncated_code
             markup, _codec = decode_markup(raw)
-            text, markdown, tables, truncated = read_html(markup)
-            truncated = "; ".join(filter(None, [entity_cut, truncated]))
-            if not text.strip() and not truncated:
+            read = read_html_document(markup)
+            truncated = "; ".join(filter(None, [entity_cut, read.truncated]))
+            folder = posixpath.dirname(path)
+            parts = [_resolve(folder, source) for source in read.pictures
+                     if "://" not in source and not source.startswith(("data:", "/"))]
+            pictures = [*read_pictures(archive, parts, settings, "EPUB"), *data_uri_pictures(read.pictures)]
+            if not read.text.strip() and not truncated and not pictures:
                 continue
-            units.append(text_unit(len(units) + 1, text, ENGINE, started, label=path, tables=tables, markdown=markdown,
-                                   truncated=truncated, truncated_code=code or "nesting_too_deep"))
+            unit = text_unit(len(units) + 1, read.text, ENGINE, started, label=path, tables=read.tables,
+                             markdown=read.markdown, truncated=truncated, truncated_code=code or "nesting_too_deep")
+            unit.embedded = pictures
+            units.append(unit)
     if not units:
         missing = [p for p in paths if p not in names]
         if missing:

@@ -9,6 +9,8 @@ elements, one line per element that holds text.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import codecs
 import quopri
 import re
@@ -16,11 +18,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from lxml import etree
 from lxml import html as lxml_html
 
-from papersift.content import PageContent, Table
+from papersift.content import EmbeddedPicture, PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
 from papersift.formats._xml import read_xml
@@ -362,14 +365,31 @@ def render_blocks(blocks: list[Block]) -> tuple[str, str, list[Table]]:
     return "\n".join(text_parts), "\n\n".join(md_parts), tables
 
 
+@dataclass
+class HtmlRead:
+    """What an HTML or XHTML document gives: its text and Markdown, its tables, why its text stops
+    short ('' when it does not), and the sources of the pictures it shows, in document order."""
+
+    text: str
+    markdown: str
+    tables: list[Table]
+    truncated: str
+    pictures: list[str] = field(default_factory=list)
+
+
 def read_html(markup: str) -> tuple[str, str, list[Table], str]:
-    """(text, markdown, tables, truncated) of an HTML or XHTML document given as text; ``truncated``
-    says why the text stops short ('' when it does not). Text nodes beyond libxml2's 10 MB default
-    are read (huge_tree: 100 MB of words on one line is text, not nothing); what libxml2 still refuses
+    """(text, markdown, tables, truncated) of an HTML or XHTML document given as text (see read_html_document)."""
+    read = read_html_document(markup)
+    return read.text, read.markdown, read.tables, read.truncated
+
+
+def read_html_document(markup: str) -> HtmlRead:
+    """An HTML or XHTML document given as text. Text nodes beyond libxml2's 10 MB default are read
+    (huge_tree: 100 MB of words on one line is text, not nothing); what libxml2 still refuses
     (nesting beyond 2,048 levels) ends the read there, and ``truncated`` says so."""
     markup = _XML_DECL_TEXT.sub("", markup, count=1).replace("\x00", "")
     if not markup.strip():
-        return "", "", [], ""
+        return HtmlRead("", "", [], "")
     parser = lxml_html.HTMLParser(huge_tree=True)
     try:
         root = lxml_html.document_fromstring(markup, parser=parser)
@@ -382,7 +402,40 @@ def read_html(markup: str) -> tuple[str, str, list[Table], str]:
     walker.walk(root)
     walker.flush()
     text, markdown, tables = render_blocks(walker.blocks)
-    return _CONTROL.sub("", text), _CONTROL.sub("", markdown), tables, truncated
+    return HtmlRead(_CONTROL.sub("", text), _CONTROL.sub("", markdown), tables, truncated, _picture_sources(root))
+
+
+def _picture_sources(root: Any) -> list[str]:
+    """The src of every <img> and the href of every SVG <image>, in document order."""
+    sources: list[str] = []
+    for element in root.iter("img", "image", "{*}img", "{*}image"):
+        source = element.get("src") or element.get("href") or element.get("{http://www.w3.org/1999/xlink}href")
+        if source and source.strip():
+            sources.append(source.strip())
+    return sources
+
+
+#: a data: URI of a picture: its media type, whether it is base64, and its payload
+_DATA_URI = re.compile(r"data:(image/[\w.+-]+)?((?:;[^,;]*)*?)(;base64)?,(.*)", re.DOTALL | re.IGNORECASE)
+
+
+def data_uri_pictures(sources: list[str]) -> list[EmbeddedPicture]:
+    """The pictures given inline as data: URIs, named "data: URI n" by their place among the page's
+    pictures. Nothing else is read: a URL is never fetched, and a local file is none of papersift's."""
+    pictures: list[EmbeddedPicture] = []
+    for index, source in enumerate(sources, start=1):
+        match = _DATA_URI.fullmatch(source)
+        if match is None or not match.group(1):
+            continue
+        payload = match.group(4)
+        try:
+            data = base64.b64decode("".join(payload.split()), validate=False) if match.group(3) \
+                else unquote_to_bytes(payload)
+        except (binascii.Error, ValueError):
+            continue
+        if data:
+            pictures.append(EmbeddedPicture(f"data: URI {index} ({match.group(1).lower()})", data))
+    return pictures
 
 
 def _depth_code(truncated: str) -> str:
@@ -393,9 +446,11 @@ def extract_html(data: bytes, settings: Settings) -> list[PageContent]:
     """The whole HTML page as one unit, tables kept as Table and Markdown."""
     started = time.perf_counter()
     markup, _codec_used = decode_markup(_maybe_quoted_printable(data))
-    text, markdown, tables, truncated = read_html(markup)
-    return [text_unit(1, text, HTML_ENGINE, started, tables=tables, markdown=markdown, truncated=truncated,
-                      truncated_code=_depth_code(truncated))]
+    read = read_html_document(markup)
+    unit = text_unit(1, read.text, HTML_ENGINE, started, tables=read.tables, markdown=read.markdown,
+                     truncated=read.truncated, truncated_code=_depth_code(read.truncated))
+    unit.embedded = data_uri_pictures(read.pictures)
+    return [unit]
 
 
 # -- XML --------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ from typing import Any
 
 from lxml import etree
 
-from papersift.content import PageContent, Table
+from papersift.content import EmbeddedPicture, PageContent, Table
 from papersift.errors import CorruptInputError, EncryptedInputError
-from papersift.formats._package import open_package, read_part
+from papersift.formats._package import open_package, read_part, read_pictures
 from papersift.formats._units import text_unit
 from papersift.formats._xml import XmlDocument, read_xml
 from papersift.formats.markup import Block, render_blocks
@@ -34,6 +34,7 @@ _NS = {
     "presentation": "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0",
     "manifest": "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0",
 }
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 
 
 def _q(prefixed: str) -> str:
@@ -84,6 +85,16 @@ def _content_xml(data: bytes, settings: Settings) -> bytes:
             if b"encryption-data" in manifest:
                 raise EncryptedInputError("OpenDocument file is password-protected (content.xml is encrypted)")
         return read_part(archive, "content.xml", settings, "OpenDocument package")
+
+
+def _pictures(data: bytes, element: Any, settings: Settings) -> list[EmbeddedPicture]:
+    """The pictures an element shows (draw:image parts of the package; never a linked file or URL)."""
+    names = [href.removeprefix("./") for image in element.iter(_q("draw:image"))
+             if (href := image.get(_XLINK_HREF, "")) and "://" not in href and not href.startswith("/")]
+    if not names:
+        return []
+    with open_package(data, "OpenDocument package") as archive:
+        return read_pictures(archive, names, settings, "OpenDocument package")
 
 
 def _body(data: bytes, settings: Settings, part: str) -> tuple[Any, XmlDocument]:
@@ -315,8 +326,10 @@ def extract_odt(data: bytes, settings: Settings) -> list[PageContent]:
     blocks: list[Block] = []
     _flow_blocks(body, notes, blocks, [])
     text, markdown, tables = render_blocks(_with_notes(blocks, notes))
-    return [text_unit(1, text, ENGINE, started, tables=tables, markdown=markdown, truncated=document.truncated,
-                      truncated_code=document.truncated_code)]
+    unit = text_unit(1, text, ENGINE, started, tables=tables, markdown=markdown, truncated=document.truncated,
+                     truncated_code=document.truncated_code)
+    unit.embedded = _pictures(data, body, settings)
+    return [unit]
 
 
 def extract_ods(data: bytes, settings: Settings) -> list[PageContent]:
@@ -338,6 +351,7 @@ def extract_ods(data: bytes, settings: Settings) -> list[PageContent]:
             number, text, ENGINE, started, label=name, tables=tables, records=_records(sheet), markdown=markdown,
             truncated="; ".join(cut), truncated_code=document.truncated_code or "limit_exceeded",
         )
+        unit.embedded = _pictures(data, table, settings)
         units.append(unit)
         started = time.perf_counter()
     if not units:
@@ -362,8 +376,10 @@ def extract_odp(data: bytes, settings: Settings) -> list[PageContent]:
             blocks.extend(speaker)
         text, markdown, tables = render_blocks(_with_notes(blocks, notes))
         label = page.get(_q("draw:name")) or f"slide {number}"
-        units.append(text_unit(number, text, ENGINE, started, label=label, tables=tables, markdown=markdown,
-                               truncated=document.truncated, truncated_code=document.truncated_code))
+        unit = text_unit(number, text, ENGINE, started, label=label, tables=tables, markdown=markdown,
+                         truncated=document.truncated, truncated_code=document.truncated_code)
+        unit.embedded = _pictures(data, page, settings)
+        units.append(unit)
         started = time.perf_counter()
     if not units:
         raise CorruptInputError("OpenDocument presentation has no slides (draw:page)")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import re
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,7 +27,14 @@ from papersift.pdf_engines import (
     strip_controls,
 )
 from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, MathGlyphs
-from papersift.quality import PageLayout, TextVerdict, arabic_word_share, assess_text, nonspace_count
+from papersift.quality import (
+    PageLayout,
+    TextVerdict,
+    arabic_word_share,
+    assess_text,
+    character_agreement,
+    nonspace_count,
+)
 from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
 from papersift.settings import OCR_OFF, Settings
 
@@ -53,9 +59,9 @@ class PdfPages:
     """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
     read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
 
-    def __init__(self, data: bytes, settings: Settings) -> None:
+    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "") -> None:
         self.data, self.settings = data, settings
-        self.handle = PdfHandle(data, settings.passwords)
+        self.handle = PdfHandle(data, settings.passwords, without_pdfium)
 
     @property
     def count(self) -> int:
@@ -191,6 +197,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         errors=work.errors,
         tables=len(tables),
         form_fields=len(fields),
+        fonts=work.fonts.summary() if work.fonts is not None else [],
     )
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if settings.ocr_mode != OCR_OFF:
@@ -215,7 +222,8 @@ def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:
     pictures = handle.pictures(page.number) if status in (PageStatus.CLEAN, PageStatus.RECOVERED) else None
     need = ocr_need(status, score, regions=pictures.regions if pictures else (),
                     image_area_ratio=pictures.image_area_ratio if pictures else 0.0,
-                    invisible_share=pictures.invisible_share if pictures else 0.0)
+                    invisible_share=pictures.invisible_share if pictures else 0.0,
+                    signals=page.report.signals, has_text=bool(page.text.strip()))
     if pictures is not None and pictures.invisible_share >= INVISIBLE_LAYER_SHARE:
         page.report.signals.append("invisible_text_layer")
     if need is not None:
@@ -256,6 +264,10 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
     layout = work.layout if not unmapped else _with_unmapped(work.layout, unmapped)
     glyphs = nonspace_count(text)
     verdict = _guard_unmapped(assess_text(text, layout, glyphs), text, unmapped)
+    if engine == "pdfium" and probe is not None and probe.beyond_page_box:
+        verdict = replace(verdict, signals=(*verdict.signals, "text_beyond_page_box"),
+                          reason=f"{verdict.reason.rstrip('.')}; {probe.beyond_page_box} characters lie beyond the "
+                                 "page's crop box, on lines it cuts through, and are read with it.")
     if probe is not None and probe.math_glyphs is not None:
         verdict = _with_math_glyphs(verdict, probe.math_glyphs)
     if engine == "pdfium":
@@ -311,8 +323,16 @@ UNDECODABLE_FONT_SHARE = 0.5
 SHORT_PAGE_GLYPHS = 40
 #: scripts the verdict names by script alone, no dictionary checking their words
 _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "th"})
+#: languages the verdict names for Han text: where a byte-swapped map's Latin lands (U+4D00 for 'M')
+_HAN_LANGUAGES = frozenset({"zh", "ja", "ko"})
 #: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
 _CMAP_READERS = ("pdfminer", "pdftotext")
+#: the signal of text from fonts no map ties to Unicode, which the words could not vouch for: the
+#: rendered page judges it (routing.ocr_need sends it to be checked)
+UNVERIFIED_FONT = "unverified_font"
+#: characters whose fonts are looked up on a page the words cannot vouch for (a sample: the cost
+#: stays the same on a long page of a table)
+FONT_SAMPLES = 48
 #: two engines read the same characters when this share of them agrees (as multisets)
 CHARACTER_AGREEMENT = 0.9
 
@@ -327,6 +347,10 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     suspect = best.verdict.suspect
     if suspect and set(best.verdict.signals) <= _PICTURE_SIGNALS:
         return ladder  # a few sound words on a picture: the fonts have nothing to add
+    if "implausible_script" in best.verdict.signals or best.verdict.language in _HAN_LANGUAGES:
+        swapped = _offer_byte_swapped(work, best)
+        if swapped is not None and work.best is swapped:
+            return ladder if swapped.verdict.suspect else []  # read the right way round
     if "implausible_script" in best.verdict.signals:
         # a wrong CMap or ToUnicode map: the second opinions are the engines that decode CMaps
         # their own way (pdfminer with the CJK collections' CMaps, poppler), before pypdf, whose
@@ -334,7 +358,9 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
         ladder = [*(e for e in _CMAP_READERS if e in ladder), *(e for e in ladder if e not in _CMAP_READERS)]
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
-    if not (suspect or script_only or short):
+    # few dictionary words (codes, names, a table of numbers): the words vouch for little
+    unvouched = short or "low_confidence" in best.verdict.signals
+    if not (suspect or script_only or unvouched):
         return ladder
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
     # found no Unicode for (a short page: a handful of characters to ask about)
@@ -354,7 +380,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
                                 "glyphs come from fonts with no Unicode map")
         return []
     if not (suspect or script_only):
-        return ladder
+        return _vouch_by_fonts(handle, number, work, ladder)
     fonts = work.fonts = handle.font_evidence(number, dictionaries=True)
     if fonts is not None and fonts.vertical_share >= UNDECODABLE_FONT_SHARE and "pdfminer" in ladder:
         return _read_in_columns(handle, number, work, ladder)
@@ -371,12 +397,65 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # sound but unchecked text from doubtful fonts stands only if the engine that can decode
     # them reads the same characters
     other = _attempt(handle, decoder, number, 1, work)
-    if other is None or _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+    if other is None or character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
         return []
     work.best = _distrusted(best, "engines_disagree", f"{decoder} reads other characters from fonts with "
                             f"doubtful Unicode maps ({fonts.describe()})")
     _offer(other, work)
     return ordered[1:]
+
+
+#: a text whose characters are this share of U+XX00 with XX printable ASCII came through a ToUnicode
+#: map written in the wrong byte order ('䴀甀氀' for 'Mul'): no script has text of that shape
+BYTE_SWAPPED_SHARE = 0.9
+
+
+def _offer_byte_swapped(work: _PageWork, best: _Candidate) -> _Candidate | None:
+    """Offer pdfium's text with each character's two bytes swapped back, when nearly every
+    character has the shape a byte-swapped UTF-16 map gives ASCII (U+4D00 for 'M', U+2000 for a
+    space): the same glyphs, read as the map meant them, judged like any other reading (a
+    recovery). Real Han text is never of that shape: 1 character in 256 at most is U+XX00."""
+    text = best.text
+    glyphs = [code for code in map(ord, text) if code > 32]
+    swapped_shape = sum(1 for code in glyphs if code & 0xFF == 0 and 0x20 <= code >> 8 < 0x7F)
+    if len(glyphs) < 4 or swapped_shape < BYTE_SWAPPED_SHARE * len(glyphs):
+        return None
+    fixed = "".join(chr(ord(ch) >> 8) if ord(ch) & 0xFF == 0 and 0x20 <= ord(ch) >> 8 < 0x7F else ch for ch in text)
+    fixed = normalise_text(fixed)
+    verdict = assess_text(fixed, work.layout)
+    verdict = replace(verdict, signals=(*verdict.signals, "byte_swapped_map"),
+                      reason=f"{verdict.reason.rstrip('.')}; the page's ToUnicode map is in the wrong byte order, "
+                             "and its characters are read swapped back.")
+    work.attempts.append(EngineAttempt(engine="pdfium", chars=len(fixed), score=verdict.score, seconds=0.0,
+                                       signals=list(verdict.signals)))
+    candidate = _Candidate(engine="pdfium", text=fixed, verdict=verdict, rung=1, unmapped=count_unmapped(fixed))
+    if _better(candidate, work.best):
+        work.best = candidate
+    return candidate
+
+
+def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
+    """Sound text whose words vouch for little (a short page, few dictionary words) stands on its
+    fonts: text drawn mostly with fonts whose codes nothing in the file maps to Unicode (no
+    ToUnicode, the codes going through the program's own encoding) is a guess every engine makes
+    alike ('"7+%-' for 'Phone'), and is not trusted until the rendered page confirms it. pdfium's
+    findings come first (a sample of the characters: they cost ~2 ms); only a page drawn mostly
+    with embedded TrueType programs, the fonts whose codes may go through the program's own cmap,
+    has its font dictionaries read (opening pypdf for the batch)."""
+    best = work.best
+    assert best is not None
+    fonts = work.fonts or handle.font_evidence(number, dictionaries=False, sample=FONT_SAMPLES)
+    # a long page of few dictionary words is read on pdfium's findings alone: opening pypdf can
+    # cost a fifth of a second (a page tree in object streams), and wrong codes over a long page
+    # read as the glyph soup the words do catch
+    if fonts is not None and fonts.truetype_share >= UNDECODABLE_FONT_SHARE and work.page_glyphs <= SHORT_PAGE_GLYPHS:
+        fonts = handle.font_evidence(number, dictionaries=True, sample=FONT_SAMPLES)
+    work.fonts = fonts
+    if fonts is None or fonts.unverified_share < UNDECODABLE_FONT_SHARE:
+        return ladder
+    work.best = _distrusted(best, UNVERIFIED_FONT, f"no map in the file ties the page's characters to Unicode "
+                            f"({fonts.describe()}) and its few words cannot vouch for them")
+    return []
 
 
 def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
@@ -394,7 +473,7 @@ def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: li
         rest = [e for e in ladder if e != "pdfminer"]
         if other is None or other.verdict.suspect:
             return rest
-        if best.text.strip() and _agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
+        if best.text.strip() and character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT:
             verdict = replace(other.verdict, signals=(*other.verdict.signals, "column_order"))
             work.best = replace(other, verdict=verdict, rung=best.rung)
             return []
@@ -407,7 +486,7 @@ def _read_in_columns(handle: PdfHandle, number: int, work: _PageWork, ladder: li
             continue
         other = _attempt(handle, engine, number, 1, work)
         if other is not None and not other.verdict.suspect and (
-                _agreement(best.text, other.text) >= CHARACTER_AGREEMENT):
+                character_agreement(best.text, other.text) >= CHARACTER_AGREEMENT):
             readings.append((_column_order(other.text, ranks), other))
     _, chosen = max(readings, key=lambda reading: reading[0])  # ties keep the earlier engine
     if chosen is not best:
@@ -448,14 +527,6 @@ def _distrusted(candidate: _Candidate, signal: str, reason: str) -> _Candidate:
     distrust = replace(verdict, suspect=True, signals=signals, confidence=min(verdict.confidence, 0.5),
                        reason=f"{reason}.{found}")
     return replace(candidate, verdict=distrust)
-
-
-def _agreement(first: str, second: str) -> float:
-    """How far two texts hold the same characters, order and spacing aside."""
-    a = Counter("".join(unicodedata.normalize("NFKC", first).split()))
-    b = Counter("".join(unicodedata.normalize("NFKC", second).split()))
-    total = max(sum(a.values()), sum(b.values()))
-    return sum((a & b).values()) / total if total else 1.0
 
 
 # -- reading order ------------------------------------------------------------------------
@@ -596,7 +667,7 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
     if work.notes or handle.open_note:
         why = "; ".join([why, *work.notes, *filter(None, [handle.open_note])])
     draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
-    if not best.text.strip() or draws or "unmapped_font" in verdict.signals:
+    if not best.text.strip() or draws or "unmapped_font" in verdict.signals or UNVERIFIED_FONT in verdict.signals:
         return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
     if verdict.corrupt:
         tried = ", ".join(a.engine for a in work.attempts)
@@ -605,7 +676,8 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
 
 
 def _skipped(number: int, max_pages: int) -> PageContent:
-    report = PageReport.without_text(number, PageStatus.SKIPPED, f"beyond max_pages={max_pages}", signals=["max_pages"])
+    report = PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}",
+                                     signals=["max_pages"])
     return PageContent(number=number, text="", report=report)
 
 

@@ -174,5 +174,5 @@ def extract_pptx(data: bytes, settings: Settings) -> list[PageContent]:
         report = unit_report(number, text, "ooxml:pptx", f"read {part}" + (" with notes" if notes else ""),
                          started, pkg.signals[before:], len(reader.tables), pkg.truncated[cut_before:])
         pages.append(PageContent(number=number, text=text, report=report, tables=reader.tables,
-                                 markdown="\n\n".join(md), label=f"slide {number}"))
+                                 markdown="\n\n".join(md), label=f"slide {number}", embedded=pkg.pictures([part])))
     return pages

@@ -269,7 +269,8 @@ def _sheet_units(pkg: Package, parts: list[tuple[str, str]], typed: dict[str, It
         report = unit_report(number, text, engine, f"sheet {sheet!r}: {total} rows", sheet_started, page_signals,
                              1 if table_rows else 0, [*pkg.truncated, *cut])
         pages.append(PageContent(number=number, text=text, report=report, tables=[table] if table_rows else [],
-                                 markdown="\n\n".join(md_parts), records=records, label=sheet))
+                                 markdown="\n\n".join(md_parts), records=records, label=sheet,
+                                 embedded=pkg.pictures([part_of[sheet]]) if sheet in part_of else []))
     if not pages:
         raise CorruptInputError("Excel workbook has no readable worksheets")
     return pages

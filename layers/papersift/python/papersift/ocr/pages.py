@@ -21,10 +21,10 @@ from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, EngineOrder
-from papersift.quality import TextVerdict, assess_text
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
+from papersift.quality import TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
-from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus
+from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus, PictureRecord
 
 #: mean word confidence below which an OCR reading is not trusted (Tesseract's on clean scans is
 #: 0.85-0.95, on noisy real-world scans 0.6-0.8; Textract's is 0.95+ on what it reads well)
@@ -39,6 +39,13 @@ BLANK_INK_SHARE = 0.002
 MIN_PICTURE_WORDS = 3
 #: an OCR reading replaces a text layer only when it scores at least this much higher
 REPLACE_MARGIN = 0.05
+#: an uncertain text layer stands when OCR of the rendered page reads this share of its characters
+#: the same (quality.character_agreement): Tesseract misreads a few percent of clean print at low
+#: resolution, a layer of wrong characters agrees on few of them
+VERIFIED_AGREEMENT = 0.85
+#: the signals of a rendering check (routing.RENDERING_CHECK): the text layer kept, or OCR's taken
+VERIFIED_BY_RENDERING = "verified_by_rendering"
+RENDERING_DISAGREES = "rendering_disagrees"
 
 #: reads one picture with the given Tesseract languages
 PictureReader = Callable[[Image.Image, Sequence[str]], OcrReading]
@@ -83,6 +90,9 @@ class OcrTask:
     regions: tuple[tuple[float, float, float, float], ...] = ()
     #: why the text layer sent the page to OCR
     reason: str = ""
+    #: for "pictures" of an office file's (e-book's, HTML page's) unit: its embedded pictures, drawn,
+    #: each numbered by its place (1-based) in the unit's report ``pictures``
+    embedded: tuple[RenderedPage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +148,9 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
         return _read_pictures(task, order, engines, languages, skip_textract)
     reader = functools.partial(_read, engines=engines, languages=languages, tables=tables)
     started = time.perf_counter()
+    if task.scope == WHOLE_PAGE and pictures.is_blank(task.picture.image, task.picture.dpi):
+        marked = pictures.marked_square_inches(task.picture.image, task.picture.dpi)
+        return blank_page(task.number, marked, task.text_layer, seconds=_since(started))
     ink = pictures.ink_share(task.picture.image)
     attempts: list[EngineAttempt] = []
     errors: list[ErrorRecord] = []
@@ -160,7 +173,63 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
         attempts.append(_attempt(judged))
         if judged.trusted or not order.past_untrusted:
             break
+    if task.scope == RENDERING_CHECK:
+        return _checked(task, readings, attempts, errors, notes, started)
     return _whole_page(task, readings, attempts, errors, notes, started)
+
+
+def blank_page(number: int, marked: float, layer: PageContent | None = None, *, seconds: float = 0.0) -> PageContent:
+    """A page or frame with no mark the size of a letter (``marked`` square inches of marks):
+    recorded ``blank_page`` without an OCR engine's call, its text layer's attempts and form
+    field values kept."""
+    base = layer.report if layer is not None else None
+    fields = list(layer.form_fields) if layer is not None else []
+    text = form_fields_text(fields) if fields else ""
+    reason = (f"blank page: {marked:.4f} square inches marked, less than a printed letter "
+              f"({pictures.BLANK_MARK_SQUARE_INCHES}); no OCR engine was called")
+    report = PageReport(number=number, status=str(PageStatus.OCR), engine=None, char_count=len(text),
+                        confidence=1.0, reason=reason, seconds=round((base.seconds if base else 0.0) + seconds, 4),
+                        signals=["empty", "blank_page"], attempts=list(base.attempts) if base else [],
+                        errors=list(base.errors) if base else [], form_fields=len(fields))
+    return PageContent(number=number, text=text, report=report, label=layer.label if layer is not None else "",
+                       form_fields=fields)
+
+
+def _checked(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttempt], errors: list[ErrorRecord],
+             notes: list[str], started: float) -> PageContent:
+    """An uncertain text layer judged by OCR of the rendered page: the layer's text stands, trusted,
+    when OCR reads the same characters (``VERIFIED_AGREEMENT``: two readers that share no way of
+    going wrong agree); otherwise OCR's reading is the page's, as for a broken layer. Either way
+    the page says how far the two agreed."""
+    layer = task.text_layer
+    best = _best(readings)
+    if layer is None or best is None:
+        return _whole_page(task, readings, attempts, errors, notes, started)
+    agreement = round(character_agreement(layer.text, best.reading.text), 3)
+    base = layer.report
+    for attempt in attempts:
+        attempt.signals.append(f"rendering check at {task.picture.dpi:.0f} dpi")
+    if agreement < VERIFIED_AGREEMENT:
+        page = _whole_page(task, readings, attempts, errors, notes, started)
+        report = page.report.replace(rendering_agreement=agreement,
+                                     signals=[*page.report.signals, RENDERING_DISAGREES],
+                                     reason=f"{page.report.reason}; the text layer read otherwise ({agreement:.0%} "
+                                            f"of its characters agree with the rendered page)")
+        return replace(page, report=report)
+    # the status the layer would have had, had its words been able to vouch for it
+    first_engine = base.attempts[0].engine if base.attempts else base.engine
+    status = PageStatus.CLEAN if base.engine == first_engine else PageStatus.RECOVERED
+    uncertain = ", ".join(sorted(UNCERTAIN_SIGNALS.intersection(base.signals))) or "an uncertain text layer"
+    engine = _engine_name(best.reading)
+    report = base.replace(
+        status=str(status), attempts=[*base.attempts, *attempts], errors=[*base.errors, *errors],
+        signals=[*base.signals, VERIFIED_BY_RENDERING], rendering_agreement=agreement,
+        confidence=max(base.confidence, min(best.verdict.confidence, agreement)),
+        reason=f"verified by the rendered page: {engine} read the same text ({agreement:.0%} of the characters "
+               f"agree at {task.picture.dpi:.0f} dpi) where the text layer alone was uncertain ({uncertain}); "
+               "the text layer stands",
+        seconds=round(base.seconds + _since(started), 4), ocr=_details(best.reading, task, notes))
+    return replace(layer, report=report, ocr_scope="", ocr_reason="", ocr_regions=[])
 
 
 def _note_once(notes: list[str], note: str) -> None:
@@ -235,7 +304,7 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
         reason=reason, seconds=round((base.seconds if base else 0.0) + _since(started), 4),
         signals=[*verdict.signals, *(s for s in (base.signals if base else []) if s not in verdict.signals)],
         language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
-        form_fields=len(fields), ocr=_details(best.reading, task, notes),
+        form_fields=len(fields), ocr=_details(best.reading, task, notes), fonts=list(base.fonts) if base else [],
     )
     return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
                        label=layer.label if layer is not None else "", form_fields=fields)
@@ -271,11 +340,22 @@ def _unread(task: OcrTask, attempts: list[EngineAttempt], errors: list[ErrorReco
                        form_fields=list(layer.form_fields) if layer is not None else [])
 
 
+def _pictures_of(task: OcrTask) -> list[RenderedPage]:
+    """What a picture-scope task reads: a unit's embedded pictures, or the regions of its page."""
+    if task.embedded:
+        return list(task.embedded)
+    width, height = task.picture.image.size
+    return [replace(task.picture, image=pictures.cropped(task.picture.image, (x0 * width, y0 * height, x1 * width,
+                                                                               y1 * height), margin=8))
+            for x0, y0, x1, y1 in task.regions]
+
+
 def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, languages: Sequence[str],
                    skip_textract: str) -> PageContent:
-    """The pictures of a sound page: each region is read like a page of its own (a throttled
-    Textract leaves that region to the next engine or unread); text from regions read with
-    confidence is added after the native text. The native text is never replaced."""
+    """The pictures of a sound page (or unit): each is read like a page of its own (a throttled
+    Textract leaves that picture to the next engine or unread); text from pictures read with
+    confidence is added after the native text. The native text is never replaced. A unit's
+    embedded pictures get their report records filled in (read, no_text, failed)."""
     layer = task.text_layer
     assert layer is not None, "a page whose pictures are read has a text layer"
     started = time.perf_counter()
@@ -283,12 +363,14 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
     attempts: list[EngineAttempt] = []
     errors: list[ErrorRecord] = []
     used: list[OcrReading] = []
+    doubtful: list[OcrReading] = []
     notes: list[str] = [f"Textract not used: {skip_textract}"] if skip_textract else []
-    width, height = task.picture.image.size
-    for index, (x0, y0, x1, y1) in enumerate(task.regions, start=1):
-        box = (x0 * width, y0 * height, x1 * width, y1 * height)
-        region = replace(task.picture, image=pictures.cropped(task.picture.image, box, margin=8))
+    records = list(layer.report.pictures)
+    regions = _pictures_of(task)
+    for index, region in enumerate(regions, start=1):
         ink = pictures.ink_share(region.image)
+        best: _Judged | None = None
+        taken = False
         for engine in order.engines:
             try:
                 reading = _read(engine, region, None, engines=engines, languages=languages)
@@ -302,36 +384,73 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
                 continue
             judged = _Judged(reading, judge_reading(reading, ink))
             attempt = _attempt(judged)
-            attempt.signals.append(f"picture {index} of {len(task.regions)}")
+            attempt.signals.append(f"picture {index} of {len(regions)}")
             attempts.append(attempt)
+            best = judged
             if judged.trusted and reading.words >= MIN_PICTURE_WORDS:
                 texts.append(reading.text)
                 used.append(reading)
+                taken = True
                 break
             # a picture in which an engine found no word at all is a photo or a chart: it is not
             # sent on to another engine (Textract would bill for it)
             if not order.past_untrusted or reading.words == 0:
                 break
-    report = layer.report
+        if best is not None and best.reading.words and not taken:
+            doubtful.append(best.reading)
+        if task.embedded:
+            records[region.number - 1] = _picture_record(records[region.number - 1], best, taken, errors)
+    report = layer.report.replace(pictures=records)
     seconds = round(report.seconds + _since(started), 4)
     all_attempts, all_errors = [*report.attempts, *attempts], [*report.errors, *errors]
+    if not texts and doubtful and task.embedded and not layer.text.strip():
+        # a unit whose only content is pictures of text read without confidence: like a scanned
+        # page read so, its text is given for review, never taken for an empty unit
+        text = "\n\n".join(r.text for r in doubtful)
+        kept = report.replace(
+            status=str(PageStatus.LOW_CONFIDENCE), engine="+".join([report.engine or "text-layer",
+                                                                    *sorted({r.engine for r in doubtful})]),
+            char_count=len(text), confidence=round(min((r.confidence for r in doubtful if r.confidence is not None),
+                                                       default=0.0), 3),
+            seconds=seconds, attempts=all_attempts, errors=all_errors,
+            reason=f"the unit holds no text but {len(regions)} picture(s), and OCR could not read them with "
+                   f"confidence", signals=[*(s for s in report.signals if s != "empty"), "hybrid"],
+            ocr=_details(doubtful[0], task, notes))
+        return replace(layer, text=text, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
     if not texts:
-        notes.append(f"no text read with confidence in {len(task.regions)} picture(s)")
+        notes.append(f"no text read with confidence in {len(regions)} picture(s)")
         details = _details(used[0], task, notes) if used else None
         kept = report.replace(attempts=all_attempts, errors=all_errors, seconds=seconds, ocr=details)
-        return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[])
+        return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
     engines_used = sorted({r.engine for r in used})
     text = "\n\n".join([layer.text, *texts]) if layer.text.strip() else "\n\n".join(texts)
     confidence = min([report.confidence, *(r.confidence for r in used if r.confidence is not None)])
+    where = "in the unit" if task.embedded else "on the page"
     merged = report.replace(
         status=str(PageStatus.OCR), engine="+".join([report.engine or "text-layer", *engines_used]),
         char_count=len(text), confidence=round(confidence, 3), seconds=seconds,
         reason=f"text layer kept ({report.reason.rstrip('.')}); {'+'.join(engines_used)} read "
-               f"{len(texts)} of {len(task.regions)} picture(s) on the page and their text follows it",
-        signals=[*report.signals, "hybrid"], attempts=all_attempts, errors=all_errors,
+               f"{len(texts)} of {len(regions)} picture(s) {where} and their text follows it",
+        signals=[*(s for s in report.signals if s != "empty"), "hybrid"], attempts=all_attempts, errors=all_errors,
         ocr=_details(used[0], task, notes, regions=len(texts)),
     )
-    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[])
+    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
+
+
+def _picture_record(record: PictureRecord, best: _Judged | None, used: bool, errors: list[ErrorRecord]
+                    ) -> PictureRecord:
+    """An embedded picture's record once OCR has read it: read (its text follows the unit's),
+    no_text (nothing trusted in it), failed (no engine could read it)."""
+    if best is None:
+        why = errors[-1].reason if errors else "no OCR engine could read it"
+        return record.replace(status="failed", reason=why)
+    reading = best.reading
+    confidence = None if reading.confidence is None else round(reading.confidence, 3)
+    if used:
+        return record.replace(status="read", engine=_engine_name(reading), confidence=confidence,
+                              chars=len(reading.text), reason="")
+    return record.replace(status="no_text", engine=_engine_name(reading), confidence=confidence,
+                          chars=len(reading.text), reason=best.verdict.reason)
 
 
 def _details(reading: OcrReading, task: OcrTask, notes: list[str], regions: int = 0) -> OcrDetails:

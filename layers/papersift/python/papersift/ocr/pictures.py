@@ -25,6 +25,12 @@ from PIL import Image, ImageFilter
 #: a pixel is ink when it differs from the background level by more than this (0..255): far above
 #: scanner noise and JPEG ringing on a blank sheet, well below print on grey paper
 INK_CONTRAST = 80
+#: deciding that a picture is blank, a pixel is a mark when it differs from the paper by more than
+#: this: half INK_CONTRAST, so faint pencil and pale print count, JPEG noise on a white sheet not
+BLANK_CONTRAST = 40
+#: a picture with less marked area than this (square inches) is blank: a dust speck is ~0.0001, one
+#: 10-pt letter ~0.002, a short word ~0.01 (at 300 dpi: 90 pixels)
+BLANK_MARK_SQUARE_INCHES = 0.001
 #: the background is dark (white text on black) when more than this share of the picture is dark
 INVERTED_DARK_SHARE = 0.5
 #: width of the working copy the skew and line-height estimates run on: lines of ordinary print
@@ -54,21 +60,74 @@ class TextLines:
 
 
 def grayscale(image: Image.Image) -> Image.Image:
-    """The picture as 8-bit grey. Transparency is laid on white (a PNG with an alpha channel
-    has invisible pixels of any colour), 16-bit and float pictures are scaled down, palette and
-    bilevel ones expanded."""
-    if image.mode == "L":
-        return image
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+    """The picture as 8-bit grey, as a viewer shows it: see :func:`as_displayed`."""
+    return image if image.mode == "L" else as_displayed(image)
+
+
+#: EXIF Orientation (tag 274) -> the transposition that shows the picture upright
+_EXIF_UPRIGHT = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT,
+    3: Image.Transpose.ROTATE_180,
+    4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE,
+    6: Image.Transpose.ROTATE_270,
+    7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_90,
+}
+_EXIF_ORIENTATION = 274
+_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+_WIDE_GREY_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I", "F"})
+
+
+def as_displayed(image: Image.Image, *, colour: bool = False) -> Image.Image:
+    """The picture as every viewer shows it, in the one mode the readers take: 8-bit grey
+    (``L``), or ``RGB`` with ``colour``. The one place pictures are normalised, so every reader
+    (Tesseract, Textract, a thumbnail) sees the same pixels:
+
+    - EXIF orientation applied (a phone stores a portrait photo sideways with Orientation 6);
+    - transparency laid on white (a PNG of black text on a fully transparent background has
+      invisible pixels of any colour, often black: grey first would read it as all ink);
+    - 16-bit and float grey scaled by their range (white stays white), CMYK, palette, bilevel
+      and the rest converted."""
+    orientation = _orientation(image)
+    if image.mode in _ALPHA_MODES or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(background, rgba).convert("L")
-    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
-        extrema = image.getextrema()
-        low, high = (float(extrema[0]), float(extrema[1])) if not isinstance(extrema[0], tuple) else (0.0, 1.0)
-        scale = 255.0 / (high - low) if high > low else 1.0
-        return image.convert("F").point(lambda value: (value - low) * scale).convert("L")
-    return image.convert("L")
+        shown = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba).convert("RGB")
+    elif image.mode in _WIDE_GREY_MODES:
+        shown = _eight_bit_grey(image)
+    elif image.mode == "CMYK":  # ink amounts: what they print is RGB
+        shown = image.convert("RGB")
+    elif image.mode == "LAB":  # Pillow converts LAB to nothing; its L channel is the lightness
+        shown = image.getchannel("L")
+    else:  # L, RGB, 1, P, YCbCr, HSV: Pillow converts them straight (1 and P to L in one pass)
+        shown = image
+    target = "RGB" if colour else "L"
+    # a picture already in the target mode is copied all the same: the caller's may be a frame of
+    # an open file (lazily decoded, seeked, closed after), which must not leave with the result
+    shown = shown.convert(target) if shown.mode != target or shown is image else shown
+    method = _EXIF_UPRIGHT.get(orientation)
+    return shown.transpose(method) if method is not None else shown
+
+
+def _orientation(image: Image.Image) -> int:
+    try:
+        return int(image.getexif().get(_EXIF_ORIENTATION, 1))
+    except Exception:  # a damaged EXIF block: the picture is shown as stored, like viewers do
+        return 1
+
+
+def _eight_bit_grey(image: Image.Image) -> Image.Image:
+    """16-bit, 32-bit and float grey as 8 bits, scaled by the range the values can take, so a
+    blank page stays white: 0..65535 for 16 bits; for 32-bit integers and floats the smallest of
+    0..1 (floats), 0..255 and 0..65535 that holds them, else their own extremes."""
+    low, high = (float(edge) for edge in image.getextrema()[:2])  # type: ignore[arg-type]
+    if image.mode.startswith("I;16"):
+        low, high = 0.0, 65535.0
+    elif low >= 0:
+        ranges = (1.0, 255.0, 65535.0) if image.mode == "F" else (255.0, 65535.0)
+        low, high = 0.0, next((top for top in ranges if high <= top), high)
+    scale = 255.0 / (high - low) if high > low else 1.0
+    return image.convert("F").point(lambda value: (value - low) * scale).convert("L")
 
 
 def background_level(gray: Image.Image) -> int:
@@ -98,6 +157,45 @@ def ink_share(image: Image.Image) -> float:
     level = _percentile(histogram, 0.5)
     ink = sum(histogram[: max(level - INK_CONTRAST, 0)]) + sum(histogram[min(level + INK_CONTRAST + 1, 256):])
     return ink / total
+
+
+def marked_square_inches(image: Image.Image, dpi: float) -> float:
+    """The area, in square inches, of the picture's pixels that differ from its paper by more than
+    BLANK_CONTRAST: every mark a reader could take for writing, faint pencil included."""
+    histogram = grayscale(image).histogram()
+    level = _percentile(histogram, 0.5)
+    marks = sum(histogram[: max(level - BLANK_CONTRAST, 0)]) + sum(histogram[min(level + BLANK_CONTRAST + 1, 256):])
+    return marks / max(dpi, 1.0) ** 2
+
+
+def is_blank(image: Image.Image, dpi: float) -> bool:
+    """Whether the picture holds no mark the size of a printed letter: a blank sheet, a white
+    frame, dust. Judged on marked area at the picture's resolution, not on a share of it, so a
+    poster with one line on it is not blank and a thumbnail with one letter is not either; a
+    page it calls blank is not worth an OCR engine's call."""
+    return marked_square_inches(image, dpi) < BLANK_MARK_SQUARE_INCHES
+
+
+def tile_spans(gray: Image.Image, limit: int, search: int, *, across: bool) -> list[tuple[int, int]]:
+    """Where to cut a picture longer than ``limit`` into tiles: (start, end) spans of its rows
+    (``across``: tiles stacked top to bottom) or of its columns, each at most ``limit`` long, each
+    ending at the emptiest row (column) of the last ``search`` before its limit: between two lines
+    of print, rarely through one. One span when the picture is not longer than ``limit``."""
+    length = gray.height if across else gray.width
+    if length <= limit:
+        return [(0, length)]
+    # one averaged grey level a row (column): a single C-level resize, as for the profiles below
+    line = gray.resize((1, gray.height) if across else (gray.width, 1), Image.Resampling.BOX).tobytes()
+    paper = background_level(gray)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while length - start > limit:
+        window = range(start + max(limit - search, 1), start + limit)
+        end = min(window, key=lambda row: (abs(line[row] - paper), -row))
+        spans.append((start, end))
+        start = end
+    spans.append((start, length))
+    return spans
 
 
 def turned(image: Image.Image, degrees: int) -> Image.Image:

@@ -9,6 +9,7 @@ account's Lambdas. ``textract-only``: Textract alone. ``off``: no OCR; pages tha
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from papersift.errors import SettingsError
@@ -60,6 +61,13 @@ def uses_textract(mode: str) -> bool:
 WHOLE_PAGE = "page"
 #: OCR reads the pictures of a page whose text layer is sound (a scanned annex, a screenshot)
 PICTURES = "pictures"
+#: OCR reads the whole page at low resolution to judge an uncertain text layer: the text that agrees
+#: with what is drawn is kept (ocr.pages), at most Settings.max_rendering_checks pages a document
+RENDERING_CHECK = "check"
+#: what leaves a text layer uncertain, not broken: its characters may be right, and only the rendered
+#: page can say (fonts no map in the file ties to Unicode, characters implausible for their script,
+#: engines that read other characters from the same fonts)
+UNCERTAIN_SIGNALS = frozenset({"unverified_font", "implausible_script", "engines_disagree"})
 
 #: page statuses whose text layer cannot be used: OCR reads the whole page
 _UNUSABLE_LAYER = frozenset({"needs_ocr", "corrupt_unrecoverable", "failed"})
@@ -82,10 +90,16 @@ class OcrNeed:
 
 
 def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, float, float], ...] = (),
-             image_area_ratio: float = 0.0, invisible_share: float = 0.0) -> OcrNeed | None:
+             image_area_ratio: float = 0.0, invisible_share: float = 0.0,
+             signals: Collection[str] = (), has_text: bool = False, embedded: int = 0) -> OcrNeed | None:
     """The one decision of which pages OCR reads: pages whose text layer is missing or broken;
+    pages whose text layer is uncertain (``signals``), to be checked against the rendered page;
     pages whose text is an earlier OCR's invisible layer of doubtful quality; and the pictures
-    of a sound page that has no text over them. A sound native page without such pictures never."""
+    of a sound page that has no text over them (``regions`` of a PDF page; ``embedded``: pictures
+    of an office file's, e-book's or HTML page's unit, which have no text over them by nature).
+    A sound native page without such pictures never."""
+    if status == "needs_ocr" and has_text and not UNCERTAIN_SIGNALS.isdisjoint(signals):
+        return OcrNeed(RENDERING_CHECK, "the text layer is uncertain: the rendered page judges it")
     if status in _UNUSABLE_LAYER:
         return OcrNeed(WHOLE_PAGE, "the text layer cannot be used")
     if status not in ("clean", "recovered"):
@@ -98,4 +112,6 @@ def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, fl
     if regions:
         return OcrNeed(PICTURES, f"{len(regions)} picture(s) with no text layer over them may hold text",
                        regions)
+    if embedded:
+        return OcrNeed(PICTURES, f"{embedded} embedded picture(s) may hold text")
     return None

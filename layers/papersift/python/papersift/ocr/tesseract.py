@@ -41,11 +41,18 @@ from pathlib import Path
 import pytesseract
 from PIL import Image, ImageOps
 
-from papersift.errors import EngineError, OcrUnavailableError
+from papersift.errors import EngineError, LimitExceededError, OcrUnavailableError
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, OcrReading
 from papersift.quality import detect_language
 
+#: Tesseract 5 refuses a picture longer than this on a side ("Image too large": its coordinates are
+#: 16-bit); a longer one (a receipt roll, a full-length screenshot of a web page) is read in tiles
+MAX_SIDE = 32_767
+#: a tile ends at the emptiest row among the last this many before MAX_SIDE: a gap between lines
+TILE_CUT_SEARCH = 2_000
+#: a picture longer than MAX_SIDE and narrower than this cannot hold a line of text in any tile
+MIN_TILED_SIDE = 16
 #: a page's budget, shared by its tesseract calls; a dense 300-dpi page takes 3 to 7 s with three models
 DEFAULT_TIMEOUT_SECONDS = 120.0
 #: LSTM only (the installed "fast" models have no legacy engine); fully automatic page
@@ -202,6 +209,9 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
     binary or every configured model is missing, EngineError when tesseract fails or runs out of
     time on this picture.
     """
+    if max(image.size) > MAX_SIDE:
+        return _read_in_tiles(image, languages, timeout_seconds=timeout_seconds, installed=installed,
+                              detect_orientation=detect_orientation)
     started = time.perf_counter()
     deadline = _Deadline(started + timeout_seconds, timeout_seconds)
     models = installed if installed is not None else installed_languages()
@@ -254,6 +264,53 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         if best.language == configured:
             best = _latin_reread(best, path, configured, models, config, deadline, notes)
     return _reading(best, whole, notes, started, orientation=orientation, skew=skew)
+
+
+def _read_in_tiles(image: Image.Image, languages: Sequence[str], *, timeout_seconds: float,
+                   installed: frozenset[str] | None, detect_orientation: bool) -> OcrReading:
+    """A picture longer than Tesseract takes, read in tiles of at most MAX_SIDE a side, each cut
+    at the emptiest row (or column) near the limit so that no line of print is cut through, in
+    reading order (rows of tiles top to bottom). Raises LimitExceededError for a picture too
+    narrow for any tile of it to hold a line of text (1 x 2,000,000 px)."""
+    started = time.perf_counter()
+    gray = pictures.grayscale(image)
+    width, height = gray.size
+    if min(width, height) < MIN_TILED_SIDE:
+        raise LimitExceededError(
+            f"the picture is {width:,} x {height:,} px: longer than Tesseract's {MAX_SIDE:,} px a side, and "
+            f"{min(width, height)} px across, too narrow for any tile of it to hold a line of text")
+    boxes = [(left, top, right, bottom)
+             for top, bottom in pictures.tile_spans(gray, MAX_SIDE, TILE_CUT_SEARCH, across=True)
+             for left, right in pictures.tile_spans(gray, MAX_SIDE, TILE_CUT_SEARCH, across=False)]
+    readings: list[OcrReading] = []
+    notes = [f"{width:,} x {height:,} px, longer than Tesseract's {MAX_SIDE:,} px a side: read in {len(boxes)} "
+             "tiles cut at their emptiest rows"]
+    failures: list[EngineError] = []
+    for index, box in enumerate(boxes, start=1):
+        left = timeout_seconds - (time.perf_counter() - started)
+        if left <= 0:
+            notes.append(f"no time left of the page's {timeout_seconds:g} s for tiles {index} to {len(boxes)}")
+            break
+        try:
+            reading = read_image(gray.crop(box), languages, timeout_seconds=left, installed=installed,
+                                 detect_orientation=detect_orientation)
+        except EngineError as exc:
+            failures.append(exc)
+            notes.append(f"tile {index}: {exc}")
+            continue
+        readings.append(reading)
+        notes.extend(f"tile {index}: {note}" for note in reading.notes[:3])
+    if not readings:
+        raise failures[0] if failures else EngineError(f"no tile of the {width} x {height} px picture was read")
+    words = sum(reading.words for reading in readings)
+    scored = [reading for reading in readings if reading.confidence is not None and reading.words]
+    confidence = sum((r.confidence or 0.0) * r.words for r in scored) / words if scored and words else None
+    main = max(readings, key=lambda reading: reading.words)
+    return OcrReading(
+        engine=TESSERACT, text="\n\n".join(r.text for r in readings if r.text.strip()), confidence=confidence,
+        words=words, seconds=round(time.perf_counter() - started, 3), language=main.language, script=main.script,
+        orientation=main.orientation, skew=main.skew, notes=tuple(notes),
+    )
 
 
 def _reading(best: _Read, whole: Image.Image, notes: list[str], started: float, *, orientation: Orientation,
@@ -419,7 +476,7 @@ def _orientation(gray: Image.Image, files: _Files, deadline: _Deadline) -> Orien
     factor = min(max(OSD_LINE_HEIGHT / height, low), high)
     if 1.0 < factor < OSD_MIN_UPSCALE:
         factor = 1.0
-    factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5)
+    factor = min(factor, (OSD_MAX_PIXELS / max(gray.width * gray.height, 1)) ** 0.5, MAX_SIDE / max(gray.size))
     copy = pictures.scaled(gray, factor) if abs(factor - 1.0) > 0.1 else gray
     if copy.width * copy.height > OSD_BAND_ABOVE:
         band = _osd(files.write(_middle_band(copy)), f"-c min_characters_to_try={OSD_BAND_CHARACTERS}", deadline)
@@ -511,7 +568,9 @@ def _straightened(upright: Image.Image, notes: list[str]) -> tuple[Image.Image, 
         factor = min(READ_LINE_HEIGHT / height, MAX_UPSCALE, max(budget, 1.0))
     elif height > DOWNSCALE_ABOVE and lines.lines >= MIN_LINES_TO_SHRINK:
         factor = max(READ_LINE_HEIGHT / height, MIN_DOWNSCALE)
-    if abs(factor - 1.0) > 0.1:
+    # never past what Tesseract takes: a tile of a long picture is as long as it may be already
+    factor = min(factor, MAX_SIDE / max(picture.size))
+    if abs(factor - 1.0) > 0.1 or max(picture.size) > MAX_SIDE:
         notes.append(f"lines of print {height:.0f} px high: read at {factor:.2f}x")
         picture = pictures.scaled(picture, factor)
     return picture, skew

@@ -1,4 +1,5 @@
-"""The assemble step: a document's pages (or an archive's members) joined into its results under
+"""The assemble step: a document's pages (or an archive's members, or both for a PDF or an email
+that holds files) joined into its results under
 ``results/<doc_id>/``, with the report and the document's verdict (``papersift.verdict``)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import io
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +22,12 @@ from papersift.layout import (
     HTML_CONTENT_TYPE,
     MARKDOWN_CONTENT_TYPE,
     MARKDOWN_FILE,
+    PAGE_SEPARATOR,
     REPORT_FILE,
     REPORT_PAGE_FILE,
     TEXT_CONTENT_TYPE,
     TEXT_FILE,
+    member_tag,
     page_file,
     results_prefix,
 )
@@ -35,6 +39,8 @@ from papersift.report import (
     ErrorRecord,
     ExtractionReport,
     MemberReport,
+    PageReport,
+    PageStatus,
 )
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
@@ -48,15 +54,21 @@ from papersift.steps.contracts import (
     Route,
 )
 from papersift.storage import ObjectStore
-from papersift.verdict import archive_verdict, document_verdict
-from papersift.workfiles import errors_prefix, get_json, members_key, ocr_prefix, pages_prefix, plan_key, put_json
+from papersift.verdict import archive_verdict, document_verdict, holder_verdict
+from papersift.workfiles import (
+    errors_prefix,
+    get_json,
+    members_key,
+    ocr_prefix,
+    ocr_survey_key,
+    pages_prefix,
+    plan_key,
+    put_json,
+)
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 if TYPE_CHECKING:  # the report page (Jinja2) loads when assemble writes it (cold starts)
     from papersift.report_page import Thumbnail
-
-
-PAGE_SEPARATOR = "\f"
 
 
 def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
@@ -65,10 +77,17 @@ def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
     pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
                                              for k in store.list_keys(pages_prefix(doc_id))
                                              if k.endswith(".json"))}
+    read: dict[int, PageContent] = {}
     for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
         if key.endswith(".json"):
             page, _ = read_ocr_page_file(store, key)
-            pages[page.number] = page
+            read[page.number] = page
+    pages.update(read)
+    if store.exists(ocr_survey_key(doc_id)):  # a picture's blank and repeated frames, read by no OCR step
+        from papersift.ocr.survey import FrameSurvey, surveyed_pages
+
+        survey = FrameSurvey.from_dict(get_json(store, ocr_survey_key(doc_id)))
+        pages.update((page.number, page) for page in surveyed_pages(survey, read))
     return [pages[number] for number in sorted(pages)]
 
 
@@ -86,8 +105,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     pages = load_pages(store, doc_id)
     errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
     report = _new_report(request, plan, settings)
-    report.page_count = len(pages)
-    report.pages = [p.report for p in pages]
+    report.pages = [p.report for p in pages] + _skipped_pages(plan, pages, settings.max_pages)
+    report.page_count = len(report.pages)
     report.errors = errors
     report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
     report.char_count = sum(p.report.char_count for p in pages)
@@ -98,16 +117,42 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
-    write_results(store, report, pages, page_files)
-    _write_clean_text(store, report.doc_id, PAGE_SEPARATOR.join(p.text for p in pages), plan, settings)
+    held = _held_members(store, report, plan, settings) if failure is None else None
+    write_results(store, report, pages, page_files, held)
+    own_text = PAGE_SEPARATOR.join(p.text for p in pages)
+    if held is not None and held.cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(
+            [cleaning.clean_text(own_text, remove_stopwords=True, transliterator=settings.clean_text_transliterator),
+             *held.cleaned]))
+    else:
+        _write_clean_text(store, report.doc_id, own_text, plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
-    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings),
-                   ledger=lambda seconds: cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)],
-                                                      transitions, settings,
-                                                      tables=plan.extract_tables if plan else False,
-                                                      paged=plan is not None and plan.kind in formats.PAGED_KINDS))
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)], transitions, settings,
+                          tables=plan.extract_tables if plan else False,
+                          paged=plan is not None and plan.kind in formats.PAGED_KINDS)
+        return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
+
+    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
+
+
+#: pages past max_pages listed one by one in the report (a PDF may declare a million)
+MAX_SKIPPED_PAGES_LISTED = 10_000
+
+
+def _skipped_pages(plan: Plan | None, pages: list[PageContent], max_pages: int) -> list[PageReport]:
+    """The pages past ``max_pages`` that got no batch, as ``skipped_limit`` entries (the first
+    ``MAX_SKIPPED_PAGES_LISTED`` of them): the report lists every page the document has."""
+    if plan is None or plan.page_count <= max_pages:
+        return []
+    read = {page.number for page in pages}
+    last = min(plan.page_count, max_pages + MAX_SKIPPED_PAGES_LISTED)
+    return [PageReport.without_text(number, PageStatus.SKIPPED_LIMIT, f"beyond max_pages={max_pages}: not read",
+                                    signals=["max_pages"])
+            for number in range(max_pages + 1, last + 1) if number not in read]
 
 
 def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
@@ -124,6 +169,8 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
                               "size": plan.size if plan else 0}
     if document.parent_doc_id:
         source.update(parent_doc_id=document.parent_doc_id, archive_path=document.archive_path)
+        if document.member_kind:
+            source["member_kind"] = document.member_kind
     return ExtractionReport(
         doc_id=document.doc_id,
         source=source,
@@ -145,11 +192,12 @@ def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
-    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
 
     page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
+    # last: a report stored means every other result object is there (the table item comes after)
+    put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
     return report
 
 
@@ -173,11 +221,6 @@ def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionRep
         return []
 
 
-def member_tag(path: str) -> str:
-    """The line that precedes each member's text in an archive's text.txt."""
-    return f"=== {path} ==="
-
-
 def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, settings: Settings,
                       started: float, invocation: Invocation | None) -> ExtractionReport:
     """An archive's result is its members': their text under tag lines, and one member
@@ -189,19 +232,54 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
                                     f"deeper than the workflow unpacks ({UNPACK_LEVELS} levels)")
     if store.exists(members_key(doc_id)):
         listing = ArchiveListing.model_validate_json(store.get(members_key(doc_id)))
-    # members' text and Markdown go straight into one buffer each, and the clean text is cleaned
-    # member by member: a 20,000-member archive held its text four times over at once (the parts,
-    # their join, its bytes, the join again for cleaning) and cleaning listed every character
-    text_out, markdown_out = _Joined(), _Joined()
-    cleaned: list[str] | None = [] if _wants_clean_text(plan, settings) else None
-    ledgers: list[dict[str, Any]] = []
-    codes: list[str] = []  # why members were cut or left out, in listing order
-    if listing.status != archives.ArchiveStatus.OK:
+    gathered = _gather_members(store, listing, report, plan, settings)
+    report.page_count = sum(m.page_count for m in report.members)
+    report.status, report.reason = archive_verdict(listing, report.members)
+    _record_member_codes(report, gathered.codes)
+    prefix = results_prefix(doc_id)
+    store.put(prefix + TEXT_FILE, gathered.text.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, gathered.markdown.value(), MARKDOWN_CONTENT_TYPE)
+    if gathered.cleaned is not None:
+        _put_clean_text(store, doc_id, cleaning.join_cleaned(gathered.cleaned))
+    usage = load_usage(store, doc_id)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+
+    def ledger(seconds: float) -> dict[str, Any]:
+        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
+        return merge_ledgers([own, *gathered.ledgers])
+
+    return _finish(store, report, started, ledger=ledger)
+
+
+@dataclass
+class _Members:
+    """What a document's members add to its result: their tagged text and Markdown, their cleaned
+    text (when asked for), their cost ledgers, and why some were cut or left out (listing order)."""
+
+    text: _Joined = field(default_factory=lambda: _Joined())
+    markdown: _Joined = field(default_factory=lambda: _Joined())
+    cleaned: list[str] | None = None
+    ledgers: list[dict[str, Any]] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+
+
+def _gather_members(store: ObjectStore, listing: ArchiveListing, report: ExtractionReport, plan: Plan,
+                    settings: Settings, *, holder: bool = False) -> _Members:
+    """One member entry per listed member (an archive's, a PDF's or an email's: the same path for
+    every kind), with the member document's own status where it was processed; their text under
+    tag lines. Members' text goes straight into one buffer each, and the clean text is cleaned
+    member by member: a 20,000-member archive held its text four times over at once otherwise (the
+    parts, their join, its bytes, the join again for cleaning). ``holder``: a PDF's or an email's
+    listing, for which holding no file is no problem."""
+    gathered = _Members(cleaned=[] if _wants_clean_text(plan, settings) else None)
+    transliterator = settings.clean_text_transliterator
+    codes = gathered.codes
+    if listing.status != archives.ArchiveStatus.OK and not (holder and listing.status == archives.ArchiveStatus.EMPTY):
         codes.append(archives.limit_code(listing.reason) if listing.status == archives.ArchiveStatus.LIMIT_EXCEEDED
                      else listing.status)
     for entry in listing.members:
-        member = MemberReport(path=entry.path, status=entry.status, reason=entry.reason, size=entry.size,
-                              doc_id=entry.doc_id, original_name=entry.original_name)
+        member = MemberReport(path=entry.path, status=entry.status, kind=entry.kind, reason=entry.reason,
+                              size=entry.size, doc_id=entry.doc_id, original_name=entry.original_name)
         member_prefix = results_prefix(member.doc_id) if member.doc_id else ""
         if member.doc_id and store.exists(member_prefix + REPORT_FILE):
             member_report = ExtractionReport.from_dict(get_json(store, member_prefix + REPORT_FILE))
@@ -209,43 +287,51 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
             member.detected_type, member.page_count = member_report.detected_type, member_report.page_count
             if member_report.status == DocumentStatus.LIMIT_EXCEEDED:
                 codes.append(member_report.error_code or "limit_exceeded")
-            report.page_count += member_report.page_count
             report.char_count += member_report.char_count
-            ledgers.append(member_report.cost)
+            gathered.ledgers.append(member_report.cost)
             for engine, count in member_report.engines.items():
                 report.engines[engine] = report.engines.get(engine, 0) + count
             if member_report.char_count:  # a member without text adds no tag line, only its entry
                 text = member_tag(member.path) + "\n" + store.get(member_prefix + TEXT_FILE).decode("utf-8")
-                text_out.add(text.encode("utf-8"))
-                markdown_out.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
-                if cleaned is not None:
-                    cleaned.append(cleaning.clean_text(text, remove_stopwords=True,
-                                              transliterator=settings.clean_text_transliterator))
+                gathered.text.add(text.encode("utf-8"))
+                gathered.markdown.add(f"## {member.path}\n\n".encode() + store.get(member_prefix + MARKDOWN_FILE))
+                if gathered.cleaned is not None:
+                    gathered.cleaned.append(cleaning.clean_text(text, remove_stopwords=True,
+                                                                transliterator=transliterator))
         elif member.doc_id:
             member.status, member.reason = DocumentStatus.FAILED, "member was not processed (no report)"
         elif member.status == archives.MemberStatus.SKIPPED_LIMIT:
             codes.append(archives.limit_code(member.reason))
         report.members.append(member)
-    report.status, report.reason = archive_verdict(listing, report.members)
+    return gathered
+
+
+def _record_member_codes(report: ExtractionReport, codes: list[str]) -> None:
+    """The error record of a result its members made untrusted: a bomb's name over the generic code."""
     if codes and report.status not in TRUSTED_DOCUMENT_STATUSES:
         limit_codes = [c for c in codes if c in TRUNCATION_CODES]
-        specific = [c for c in limit_codes if c != "limit_exceeded"]  # a bomb's name over the generic code
+        specific = [c for c in limit_codes if c != "limit_exceeded"]
         code = (specific or limit_codes)[0] if report.status == DocumentStatus.LIMIT_EXCEEDED and limit_codes \
             else codes[0]
         report.errors.append(ErrorRecord(code=code, reason=report.reason))
-    prefix = results_prefix(doc_id)
-    store.put(prefix + TEXT_FILE, text_out.value(), TEXT_CONTENT_TYPE)
-    store.put(prefix + MARKDOWN_FILE, markdown_out.value(), MARKDOWN_CONTENT_TYPE)
-    if cleaned is not None:
-        _put_clean_text(store, doc_id, cleaning.join_cleaned(cleaned))
-    usage = load_usage(store, doc_id)
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
 
-    def ledger(seconds: float) -> dict[str, Any]:
-        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
-        return merge_ledgers([own, *ledgers])
 
-    return _finish(store, report, started, ledger=ledger)
+def _held_members(store: ObjectStore, report: ExtractionReport, plan: Plan | None,
+                  settings: Settings) -> _Members | None:
+    """The members of a document that holds files (a PDF's embedded files, an email's attachments),
+    gathered as an archive's are, and the verdict they leave on the document; None for the rest."""
+    if plan is None or not plan.holds_files:
+        return None
+    listing = ArchiveListing(status=archives.ArchiveStatus.LIMIT_EXCEEDED,
+                             reason=f"the document's files were not read: it is nested in members deeper than "
+                                    f"the workflow unpacks ({UNPACK_LEVELS} levels)")
+    if store.exists(members_key(report.doc_id)):
+        listing = ArchiveListing.model_validate_json(store.get(members_key(report.doc_id)))
+    held = _gather_members(store, listing, report, plan, settings, holder=True)
+    report.status, report.reason = holder_verdict((report.status, report.reason),
+                                                  archive_verdict(listing, report.members))
+    _record_member_codes(report, held.codes)
+    return held
 
 
 def _write_clean_text(store: ObjectStore, doc_id: str, text: str, plan: Plan | None, settings: Settings) -> None:
@@ -271,6 +357,8 @@ class _Joined:
         self._buffer = io.BytesIO()
 
     def add(self, part: bytes) -> None:
+        if not part:
+            return
         if self._buffer.tell():
             self._buffer.write(b"\n\n")
         self._buffer.write(part)
@@ -280,11 +368,17 @@ class _Joined:
 
 
 def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent],
-                  page_files: bool = True) -> None:
+                  page_files: bool = True, members: _Members | None = None) -> None:
+    """text.txt (pages separated by form feeds, then its members' text under tag lines, for a
+    document that holds files), document.md and the page files."""
     prefix = results_prefix(report.doc_id)
-    text = PAGE_SEPARATOR.join(p.text for p in pages)
-    markdown = "\n\n".join(md for md in (p.to_markdown() for p in pages) if md)
-    store.put(prefix + TEXT_FILE, text.encode("utf-8"), TEXT_CONTENT_TYPE)
-    store.put(prefix + MARKDOWN_FILE, markdown.encode("utf-8"), MARKDOWN_CONTENT_TYPE)
+    text, markdown = _Joined(), _Joined()
+    text.add(PAGE_SEPARATOR.join(p.text for p in pages).encode("utf-8"))
+    markdown.add("\n\n".join(md for md in (p.to_markdown() for p in pages) if md).encode("utf-8"))
+    if members is not None:
+        text.add(members.text.value())
+        markdown.add(members.markdown.value())
+    store.put(prefix + TEXT_FILE, text.value(), TEXT_CONTENT_TYPE)
+    store.put(prefix + MARKDOWN_FILE, markdown.value(), MARKDOWN_CONTENT_TYPE)
     for page in pages if page_files else ():
         put_json(store, prefix + page_file(page.number), page.to_dict())

@@ -70,7 +70,8 @@ def source_name_of(path: str) -> str:
 class DocumentRef(StepModel):
     """Where one document is and what it is called: what every step needs to find it.
 
-    A top-level document has ``parent_doc_id``/``archive_path`` null; an archive member has both.
+    A top-level document has ``parent_doc_id``/``archive_path``/``member_kind`` null; a member (of
+    an archive, or a PDF's or an email's attachment) has all three.
     Every field is always present in the JSON (null when unset), so the workflow passes the same
     fields for a dropped file and for a member.
     """
@@ -81,6 +82,8 @@ class DocumentRef(StepModel):
     source_name: str
     parent_doc_id: str | None = None
     archive_path: str | None = None
+    #: archives.MemberKind: archive_member, pdf_attachment, email_attachment
+    member_kind: str | None = None
 
     @property
     def ref(self) -> DocumentRef:
@@ -235,6 +238,9 @@ class Plan(DocumentRef):
     clean_text: bool = False
     #: the upload's extract_tables option: OCR asks Textract for tables, the cost ledger prices them
     extract_tables: bool = False
+    #: the document holds files (a PDF's embedded files, an email's attachments): after its own
+    #: text, they are unpacked and processed as members, like an archive's (``Plan.unpacks_after``)
+    holds_files: bool = False
     seconds: float = 0.0
 
     @field_validator("status")
@@ -247,6 +253,11 @@ class Plan(DocumentRef):
     def route(self, level: int = 0) -> Route:
         """Where the document goes next, ``level`` archive levels down (see ``routes_at``)."""
         return routes_at(level).get(self.status, Route.ASSEMBLE)
+
+    def unpacks_after(self, level: int = 0) -> bool:
+        """After its own text, the document's files are unpacked as members (only where members
+        are unpacked at all: above ``UNPACK_LEVELS``)."""
+        return self.holds_files and self.route(level) is Route.EXTRACT and level < UNPACK_LEVELS
 
 
 
@@ -345,6 +356,8 @@ class MemberEntry(StepModel):
     size: int = 0
     original_name: str | None = None
     depth: int = 0
+    #: archives.MemberKind: what held it (an archive, a PDF, an email)
+    kind: str = "archive_member"
     doc_id: str | None = None
 
 

@@ -13,17 +13,19 @@ from papersift.errors import ContinueBatchError, DeadlineExceededError, EngineCr
 from papersift.isolation import Limits, UnitFailure, run_once, run_units
 from papersift.layout import BINARY_CONTENT_TYPE, PDF_CONTENT_TYPE
 from papersift.ledger import Invocation, record_usage
+from papersift.ocr.routing import RENDERING_CHECK
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import FileType
 from papersift.steps.contracts import Batch, ExtractResult
 from papersift.storage import ObjectStore
 from papersift.workfiles import (
-    OCR_INPUT_PDF,
-    OCR_INPUT_SOURCE,
+    OCR_INPUT_PICTURES,
     Source,
     error_key,
     ocr_input_key,
+    ocr_input_kind,
+    ocr_pictures_bundle,
     page_key,
     put_json,
     read_source,
@@ -59,7 +61,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
             for page, ocr_input in _paged_units(source, file_type, limits, first, last):
                 if page.ocr_scope:
                     # the OCR input first: a page JSON written means its input is too (a retry resumes after it)
-                    _put_ocr_input(store, doc_id, page.number, ocr_input)
+                    _put_ocr_input(store, doc_id, page.number, ocr_input, page.ocr_scope == RENDERING_CHECK)
                     wanted += 1
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)
@@ -69,6 +71,10 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
         else:
             whole = functools.partial(formats.extract_units, source.data, file_type, source.settings)
             for page in run_once(whole, limits):
+                if page.ocr_scope:  # its embedded pictures (formats._pictures), before the page: as for a PDF page
+                    store.put(ocr_input_key(doc_id, page.number, OCR_INPUT_PICTURES),
+                              ocr_pictures_bundle([picture.data for picture in page.embedded]), BINARY_CONTENT_TYPE)
+                    wanted += 1
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)
     except (InputError, EngineCrashError) as exc:
@@ -95,9 +101,41 @@ def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int
         if result is None:
             return
         if isinstance(result, UnitFailure):
-            yield _unfinished_page(number, result.error), None
+            yield _after_crash(source, file_type, limits, number, result.error)
         else:
             yield result
+
+
+def _after_crash(source: Source, file_type: FileType, limits: Limits, number: int,
+                 error: PapersiftError) -> tuple[PageContent, bytes | None]:
+    """A page whose worker died: a PDF's page that crashed its engine is read once more without
+    pdfium (the native library the ladder starts with: the other engines are Python or a program
+    of their own, and cannot take the worker down), in a fresh worker under the same limits. A page
+    a limit stopped, or that the others cannot read either, ends failed with the first reason."""
+    if file_type.kind != "pdf" or not isinstance(error, EngineCrashError):
+        return _unfinished_page(number, error), None
+    read = functools.partial(_read_page_without_pdfium, source.data, source.settings, number,
+                             f"pdfium crashed on page {number} ({error})")
+    try:
+        found = run_once(read, limits)
+    except Exception:  # the others failed on it too: the crash is its story
+        found = None
+    if found is None or found[0].report.status == PageStatus.FAILED:
+        return _unfinished_page(number, error), None
+    page, cut = found
+    page.report.signals.append(error.code)
+    page.report.errors.insert(0, ErrorRecord.from_exception(error, engine="pdfium", page=number))
+    return page, cut
+
+
+def _read_page_without_pdfium(data: bytes, settings: Settings, number: int,
+                              why: str) -> tuple[PageContent, bytes | None] | None:
+    """One page of a PDF read by the ladder without pdfium (module-level: a fork server's worker
+    gets it pickled)."""
+    from papersift.formats.pdf import PdfPages
+
+    with PdfPages(data, settings, without_pdfium=why) as document:
+        return _read_page(document, number)
 
 
 def _read_page(document: formats.PagedDocument, number: int) -> tuple[PageContent, bytes | None] | None:
@@ -118,13 +156,15 @@ def _unfinished_page(number: int, error: PapersiftError) -> PageContent:
     return PageContent(number=number, text="", report=report)
 
 
-def _put_ocr_input(store: ObjectStore, doc_id: str, number: int, cut: bytes | None) -> None:
+def _put_ocr_input(store: ObjectStore, doc_id: str, number: int, cut: bytes | None, check: bool) -> None:
     """What OCR reads of a page: the page as a one-page PDF (small, and Textract reads it as is),
-    or a marker saying to draw the page from the whole file (pdfium could not cut it)."""
+    or a marker saying to draw the page from the whole file (pdfium could not cut it); ``check``:
+    the page is read to check its text layer (its key says so, for plan_ocr's cap)."""
+    key = ocr_input_key(doc_id, number, ocr_input_kind(check, cut is not None))
     if cut is not None:
-        store.put(ocr_input_key(doc_id, number, OCR_INPUT_PDF), cut, PDF_CONTENT_TYPE)
+        store.put(key, cut, PDF_CONTENT_TYPE)
     else:
-        store.put(ocr_input_key(doc_id, number, OCR_INPUT_SOURCE), b"", BINARY_CONTENT_TYPE)
+        store.put(key, b"", BINARY_CONTENT_TYPE)
 
 
 def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int) -> int | None:

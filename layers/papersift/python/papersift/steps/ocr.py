@@ -9,7 +9,8 @@ import functools
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from PIL import Image
@@ -19,16 +20,23 @@ from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
 from papersift.ledger import Invocation, textract_calls, textract_price
-from papersift.ocr.pages import OcrEngines, OcrTask, Original, PictureReader, read_page
+from papersift.ocr.pages import RENDERING_DISAGREES, OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
-from papersift.ocr.routing import PICTURES, WHOLE_PAGE, engine_order
+from papersift.ocr.routing import PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
 from papersift.steps.contracts import DocumentOptions, OcrRequest, OcrResult
 from papersift.storage import ObjectStore
-from papersift.workfiles import get_json, ocr_page_key, ocr_reading_key, page_key
+from papersift.workfiles import (
+    OCR_INPUT_PICTURES,
+    get_json,
+    ocr_page_key,
+    ocr_pictures_unbundled,
+    ocr_reading_key,
+    page_key,
+)
 from papersift.workfiles import read_ocr_page as read_ocr_page_file
 
 
@@ -61,8 +69,13 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
             skip = f"Textract refused for load past the retries ({request.throttled.reason})" \
                 if request.throttled is not None else ""
             cached = _remembering(store, doc_id, number, engines)
-            page = read_page(task, engine_order(doc_settings.ocr_mode), cached, languages=doc_settings.ocr_languages,
-                             tables=doc_settings.extract_tables, skip_textract=skip)
+            read = functools.partial(read_page, order=engine_order(doc_settings.ocr_mode), engines=cached,
+                                     languages=doc_settings.ocr_languages, tables=doc_settings.extract_tables,
+                                     skip_textract=skip)
+            page = read(task)
+            if task.scope == RENDERING_CHECK and RENDERING_DISAGREES in page.report.signals and \
+                    doc_settings.rendering_check_dpi < doc_settings.ocr_dpi:
+                page = _read_again(page, read, data, request, layer, doc_settings)
             page.report.ocr_cost_usd = _textract_cost(page.report, doc_settings)
     usage = invocation.usage(time.perf_counter() - started) if invocation is not None else None
     store.put(out_key, json.dumps({"page": page.to_dict(), "usage": usage.to_dict() if usage else None},
@@ -71,17 +84,46 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
                      chars=page.report.char_count)
 
 
+def _read_again(checked: PageContent, read: Callable[[OcrTask], PageContent], data: bytes, request: OcrRequest,
+                layer: PageContent | None, settings: Settings) -> PageContent:
+    """A page whose rendering check disagreed with its text layer is OCR's: read again at ocr_dpi, as
+    any page OCR reads, keeping what the check found (its attempts, the agreement)."""
+    try:
+        task = run_once(functools.partial(_task, data, request, layer, settings, check=False),
+                        Limits(settings.page_seconds, settings.unit_memory_mb))
+    except PapersiftError:
+        return checked  # the check's reading stands
+    page = read(task)
+    layer_attempts = layer.report.attempts if layer is not None else []
+    attempts = [*layer_attempts, *checked.report.attempts[len(layer_attempts):],
+                *page.report.attempts[len(layer_attempts):]]
+    report = page.report.replace(attempts=attempts, rendering_agreement=checked.report.rendering_agreement,
+                                 signals=[*page.report.signals, RENDERING_DISAGREES],
+                                 reason=f"{page.report.reason}; the text layer read otherwise "
+                                        f"({checked.report.rendering_agreement:.0%} of its characters agree with "
+                                        "the rendered page)")
+    return replace(page, report=report)
+
+
 def _text_layer(store: ObjectStore, doc_id: str, number: int) -> PageContent | None:
     key = page_key(doc_id, number)
     return PageContent.from_dict(get_json(store, key)) if store.exists(key) else None
 
 
-def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings: Settings) -> OcrTask:
+def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings: Settings,
+          check: bool = True) -> OcrTask:
     """The page drawn for OCR from ``data`` (``request.input_key``'s bytes): a frame of a picture,
     page 1 of its one-page PDF, or the page of the whole PDF when pdfium could not cut it (then
-    drawn by poppler if need be). Pure: it runs in a worker process."""
-    number, dpi, cap = request.page, settings.ocr_dpi, settings.ocr_max_pixels
+    drawn by poppler if need be); a page sent to check its text layer at rendering_check_dpi
+    (unless ``check`` is False: read it whole). Pure: it runs in a worker process."""
+    scope = layer.ocr_scope if layer is not None and layer.ocr_scope else WHOLE_PAGE
+    if scope == RENDERING_CHECK and not check:
+        scope = WHOLE_PAGE
+    dpi = settings.rendering_check_dpi if scope == RENDERING_CHECK else settings.ocr_dpi
+    number, cap = request.page, settings.ocr_max_pixels
     original: Original | None = None
+    if request.input_key.endswith(f".{OCR_INPUT_PICTURES}") and layer is not None:
+        return _embedded_task(data, number, layer, cap)
     if request.kind in PICTURE_KINDS:
         picture = next(render_picture_frames(data, [number], max_pixels=cap))
         original = _single_frame(data, request.kind)
@@ -90,11 +132,31 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
         original = Original(data, "pdf")
     else:
         picture = render_page(data, number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
-    scope = layer.ocr_scope if layer is not None and layer.ocr_scope else WHOLE_PAGE
     regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope == PICTURES else ()
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
+
+
+def _embedded_task(data: bytes, number: int, layer: PageContent, cap: int) -> OcrTask:
+    """A unit's embedded pictures (its OCR input's bundle, in the order of its queued records),
+    each drawn like a picture file's frame; one that cannot be drawn is recorded failed, the
+    others are read."""
+    queued = [index for index, record in enumerate(layer.report.pictures) if record.status == "queued"]
+    drawn: list[RenderedPage] = []
+    records = list(layer.report.pictures)
+    for index, picture in zip(queued, ocr_pictures_unbundled(data), strict=False):
+        try:
+            frame = next(render_picture_frames(picture, [1], max_pixels=cap))
+        except PapersiftError as exc:
+            records[index] = records[index].replace(status="failed", reason=f"the picture cannot be drawn: {exc}")
+            continue
+        drawn.append(_renumbered(frame, index + 1))
+    layer.report.pictures = records
+    placeholder = drawn[0] if drawn else RenderedPage(number=number, image=Image.new("L", (1, 1), 255), dpi=0.0,
+                                                      renderer="pillow", capped=False)
+    return OcrTask(number=number, picture=placeholder, original=None, text_layer=layer, scope=PICTURES,
+                   embedded=tuple(drawn), reason=layer.ocr_reason)
 
 
 #: picture files Textract reads as they are (a single frame); GIF, BMP and WebP are sent as a PNG
@@ -141,8 +203,10 @@ def _failed(number: int, layer: PageContent | None, reason: str, code: str) -> P
     """A page OCR could not be run on: failed with the reason; the text layer's text is kept."""
     record = ErrorRecord(code=code, reason=reason, engine="ocr", page=number)
     if layer is not None:
+        pictures = [p.replace(status="failed", reason=reason) if p.status == "queued" else p
+                    for p in layer.report.pictures]
         report = PageReport(**{**vars(layer.report), "status": PageStatus.FAILED, "reason": reason,
-                               "errors": [*layer.report.errors, record]})
+                               "errors": [*layer.report.errors, record], "pictures": pictures})
         return PageContent(number=number, text=layer.text, report=report, tables=layer.tables, label=layer.label,
                            form_fields=layer.form_fields)
     report = PageReport.without_text(number, PageStatus.FAILED, reason, signals=["image_only"], errors=[record])

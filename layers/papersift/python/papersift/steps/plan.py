@@ -44,8 +44,9 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
             raise UnsupportedFormatError(f"no extractor for {file_type.kind} ({file_type.mime})")
         else:
             # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
-            pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings),
-                             Limits(source.settings.page_seconds, source.settings.unit_memory_mb))
+            limits = Limits(source.settings.page_seconds, source.settings.unit_memory_mb)
+            pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings), limits)
+            found["holds_files"] = formats.holds_files(source.data, file_type, limits, source.settings.passwords)
             if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
                 found.update(status=PICTURE, page_count=pages or 0)

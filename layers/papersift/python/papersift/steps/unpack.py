@@ -1,5 +1,5 @@
-"""The unpack step: an archive's members uploaded as documents of their own, every member listed
-in ``work/<doc_id>/members.json``."""
+"""The unpack step: an archive's members (or the files a PDF or an email holds) uploaded as
+documents of their own, every member listed in ``work/<doc_id>/members.json``."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ from papersift.workfiles import member_items_key, members_key, put_model
 
 def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Settings, scratch: Path,
                    invocation: Invocation | None = None) -> UnpackResult:
-    """Unpack an archive (nested ones included) and upload each member as a document of
-    its own under ``members/<doc_id>/<n>/<name>`` (``member_object_key``). Every member, processed or
-    not, is recorded in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
+    """Unpack an archive (nested ones included), or the files a PDF or an email holds (after its
+    own text: ``Plan.unpacks_after``), and upload each member as a document of its own under
+    ``members/<doc_id>/<n>/<name>`` (``member_object_key``). Every member, processed or not, is
+    recorded in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
     started = time.perf_counter()
     doc_id = request.doc_id
     local_copy = scratch / "archive"
@@ -49,7 +50,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
             member.local_path.unlink()
             item = DocumentRef(doc_id=document_id(request.bucket, member_key), bucket=request.bucket, key=member_key,
                                source_name=source_name_of(member.path), parent_doc_id=doc_id,
-                               archive_path=member.path)
+                               archive_path=member.path, member_kind=member.kind)
             entry = entry.model_copy(update={"doc_id": item.doc_id})
             items.append(item)
         members.append(entry)

@@ -1,0 +1,108 @@
+"""Parquet for `papersift export`: the export's pinned columns (:data:`papersift.export.EXPORT_COLUMNS`)
+as an Arrow schema, written a row group at a time.
+
+Here, not in the core library: pyarrow is the optional ``export`` extra, and what the core imports
+ships in the Lambda layer. It loads only when Parquet is written; missing, the writer says which
+install command brings it (:data:`PARQUET_EXTRA_HINT`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+from typing import IO, Any
+
+from papersift.errors import MissingExtraError
+from papersift.export import (
+    COLUMN_NAMES,
+    EXPORT_COLUMNS,
+    OWN_COLUMNS,
+    DocumentRecords,
+)
+
+#: a row group is written once it holds this many rows or this many characters of text, whichever first
+ROW_GROUP_ROWS = 50_000
+ROW_GROUP_TEXT_CHARS = 32 * 1024 * 1024
+#: what a missing pyarrow says (the CLI prints it, exit 2)
+PARQUET_EXTRA_HINT = "pip install 'papersift[export]'"
+
+
+def arrow_schema() -> Any:
+    """:data:`EXPORT_COLUMNS` as a pyarrow schema."""
+    pa = _pyarrow()
+    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_(),
+             "list<string>": pa.list_(pa.string())}
+    return pa.schema([pa.field(c.name, types[c.arrow_type], nullable=c.nullable) for c in EXPORT_COLUMNS])
+
+
+class ParquetWriter:
+    """Parquet with the export schema, a row group at a time: documents' rows gather in columns
+    until :data:`ROW_GROUP_ROWS` rows or :data:`ROW_GROUP_TEXT_CHARS` characters of text (a group
+    ends at a document's end, so it may pass them by one document), then go out: memory holds one
+    row group whatever the export's size (two while one is written). A group is compressed and
+    written on a thread of its own (pyarrow lets go of the GIL) while the next one is read."""
+
+    def __init__(self, stream: IO[bytes], row_group_rows: int = ROW_GROUP_ROWS,
+                 row_group_text_chars: int = ROW_GROUP_TEXT_CHARS) -> None:
+        pq = _pyarrow_parquet()
+        self._schema = arrow_schema()
+        self._writer = pq.ParquetWriter(stream, self._schema, compression="snappy")
+        self._row_group_rows, self._row_group_text_chars = row_group_rows, row_group_text_chars
+        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
+        self._pending, self._text_chars = 0, 0
+        self.rows = 0
+        self._writing = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
+        self._written: concurrent.futures.Future[None] | None = None
+
+    def write(self, document: DocumentRecords) -> None:
+        records = document.records
+        count = len(records)
+        if not count:
+            return
+        for name, value in document.shared.items():
+            self._columns[name].extend(itertools.repeat(value, count))
+        for name in OWN_COLUMNS:
+            self._columns[name].extend([record[name] for record in records])
+        self._pending += count
+        self._text_chars += sum(len(record["text"]) for record in records)
+        self.rows += count
+        if self._pending >= self._row_group_rows or self._text_chars >= self._row_group_text_chars:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pa = _pyarrow()
+        table = pa.Table.from_pydict(self._columns, schema=self._schema)
+        self._wait()  # one group in writing at a time: memory stays at two
+        self._written = self._writing.submit(self._writer.write_table, table, row_group_size=self._pending)
+        self._columns = {name: [] for name in COLUMN_NAMES}
+        self._pending, self._text_chars = 0, 0
+
+    def _wait(self) -> None:
+        if self._written is not None:
+            self._written.result()  # a failed write raises here
+            self._written = None
+
+    def close(self) -> None:
+        try:
+            self._flush()
+            self._wait()
+        finally:
+            self._writing.shutdown(wait=True)
+        self._writer.close()
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError(f"Parquet needs pyarrow, which is not installed: {PARQUET_EXTRA_HINT}") from exc
+    return pyarrow
+
+
+def _pyarrow_parquet() -> Any:
+    _pyarrow()
+    import pyarrow.parquet
+
+    return pyarrow.parquet

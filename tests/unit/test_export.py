@@ -1,0 +1,187 @@
+"""The exporter's core: the pinned schema, pages cut back out of text.txt, members out of an
+archive's text, block records with their section, and Parquet written a row group at a time."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from papersift.export import (
+    COLUMN_NAMES,
+    EXPORT_COLUMNS,
+    DocumentRecords,
+    Origin,
+    PageBody,
+    document_records,
+    split_member_texts,
+    split_pages,
+    stored_document_records,
+)
+from papersift.layout import member_tag
+from papersift.storage import LocalDirStore
+from papersift_cli.parquet import ParquetWriter
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+#: the export's schema as tables over it see it: a change here is a change to every such table
+PINNED_SCHEMA = [
+    ("doc_id", "string", False),
+    ("source_name", "string", False),
+    ("archive_path", "string", True),
+    ("parent_doc_id", "string", True),
+    ("detected_type", "string", False),
+    ("document_status", "string", False),
+    ("document_trusted", "bool", False),
+    ("page", "int32", False),
+    ("block", "int32", True),
+    ("status", "string", True),
+    ("trusted", "bool", False),
+    ("engine", "string", True),
+    ("confidence", "double", True),
+    ("language", "string", True),
+    ("headings", "list<element: string>", False),
+    ("role", "string", False),
+    ("text", "string", False),
+]
+
+
+def report(pages: int, status: str = "clean", page_status: str = "clean", **extra: Any) -> dict[str, Any]:
+    return {"doc_id": "d1", "source": {"name": "a.pdf", "bucket": "b", "key": "incoming/a.pdf"},
+            "detected_type": "pdf", "status": status,
+            "pages": [{"number": n, "status": page_status, "engine": "pdfium", "confidence": 0.9, "language": "en"}
+                      for n in range(1, pages + 1)], **extra}
+
+
+def parquet_of(documents: list[DocumentRecords], **writer_options: int) -> Any:
+    buffer = io.BytesIO()
+    writer = ParquetWriter(buffer, **writer_options)
+    for document in documents:
+        writer.write(document)
+    writer.close()
+    return pq.ParquetFile(io.BytesIO(buffer.getvalue()))
+
+
+def test_the_parquet_schema_is_pinned_field_by_field_in_order() -> None:
+    document = document_records(report(1), [PageBody("text")], Origin("a.pdf"))
+    schema = parquet_of([document]).schema_arrow
+    assert [(f.name, str(f.type), f.nullable) for f in schema] == PINNED_SCHEMA
+    assert list(COLUMN_NAMES) == [name for name, _, _ in PINNED_SCHEMA]
+    assert [list(record) for record in document] == [list(COLUMN_NAMES)]
+
+
+def test_text_txt_is_cut_back_into_its_pages_at_the_form_feeds() -> None:
+    assert split_pages("one\ftwo\f\fthree", 4) == ["one", "two", "", "three"]
+    assert split_pages("", 0) == []
+
+
+def test_a_form_feed_inside_a_one_page_text_file_stays_in_its_page() -> None:
+    assert split_pages("one\fpage two?\fthree\n", 1) == ["one\fpage two?\fthree\n"]
+
+
+def test_surplus_form_feeds_stay_with_the_last_page_and_no_text_is_lost() -> None:
+    assert split_pages("a\fb\fc\fd", 2) == ["a", "b\fc\fd"]
+    assert split_pages("a", 3) == ["a", "", ""]
+
+
+def test_each_archive_member_gets_its_own_text_back_from_the_archive_text() -> None:
+    parts = [member_tag("docs/a.txt") + "\nAlpha\n\nstill alpha", member_tag("b.pdf") + "\nBeta page\fBeta two"]
+    members = [{"path": "docs/a.txt", "doc_id": "m1"}, {"path": "empty.txt", "doc_id": "m2"},
+               {"path": "skipped.bin", "doc_id": None}, {"path": "b.pdf", "doc_id": "m3"}]
+    assert split_member_texts("\n\n".join(parts), members) == (
+        "", {"docs/a.txt": "Alpha\n\nstill alpha", "b.pdf": "Beta page\fBeta two"})
+
+
+def test_an_email_keeps_its_own_text_apart_from_its_attachments_text() -> None:
+    text = "From: ana@example.com\n\nBody of the mail.\n\n" + member_tag("attachments/p.pdf") + "\nProposal page"
+    own, members = split_member_texts(text, [{"path": "attachments/p.pdf", "doc_id": "m1"}])
+    assert (own, members) == ("From: ana@example.com\n\nBody of the mail.", {"attachments/p.pdf": "Proposal page"})
+    assert split_member_texts("No attachment had text.", [{"path": "x.txt", "doc_id": "m1"}]) == \
+        ("No attachment had text.", {})
+
+
+def test_block_records_carry_their_role_and_the_section_they_are_in() -> None:
+    blocks = [{"role": "heading", "level": 1, "text": "1. Geometry"},
+              {"role": "paragraph", "text": "Lines and points."},
+              {"role": "heading", "level": 2, "text": "1.1 Hyperbolic"},
+              {"role": "header", "text": "GEOMETRY 4"}]
+    second = [{"role": "paragraph", "text": "Still hyperbolic."},
+              {"role": "heading", "level": 1, "text": "2. Algebra"}, {"role": "list_item", "text": "groups"}]
+    records = list(document_records(report(2), [PageBody("p1", blocks), PageBody("p2", second)], Origin("a.pdf"),
+                                    unit="block"))
+    assert [(r["page"], r["block"], r["role"], r["headings"]) for r in records] == [
+        (1, 0, "heading", ["1. Geometry"]),
+        (1, 1, "paragraph", ["1. Geometry"]),
+        (1, 2, "heading", ["1. Geometry", "1.1 Hyperbolic"]),
+        (1, 3, "header", ["1. Geometry", "1.1 Hyperbolic"]),
+        (2, 0, "paragraph", ["1. Geometry", "1.1 Hyperbolic"]),
+        (2, 1, "heading", ["2. Algebra"]),
+        (2, 2, "list_item", ["2. Algebra"]),
+    ]
+
+
+def test_a_page_without_blocks_is_one_page_record_in_block_mode() -> None:
+    records = list(document_records(report(1), [PageBody("whole page")], Origin("a.pdf"), unit="block"))
+    assert [(r["role"], r["block"], r["text"]) for r in records] == [("page", None, "whole page")]
+
+
+def test_trusted_only_drops_the_pages_the_verdict_does_not_trust() -> None:
+    doc = report(2, status="needs_review")
+    doc["pages"][1]["status"] = "needs_ocr"
+    records = list(document_records(doc, [PageBody("native"), PageBody("")], Origin("a.pdf"), trusted_only=True))
+    assert [(r["page"], r["trusted"], r["document_trusted"]) for r in records] == [(1, True, False)]
+
+
+def group_rows(parquet: Any) -> list[int]:
+    return [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
+
+
+def test_parquet_goes_out_in_row_groups_of_the_size_asked() -> None:
+    one_page_documents = [document_records(report(1), [PageBody(f"page {n}")], Origin(f"{n}.pdf"))
+                          for n in range(25)]
+    assert group_rows(parquet_of(one_page_documents, row_group_rows=10)) == [10, 10, 5]
+    by_text = parquet_of(one_page_documents, row_group_text_chars=20)  # out once its text reaches 20
+    assert group_rows(by_text) == [4, 4, 4, 3, 3, 3, 3, 1]
+    assert by_text.read().column("text").to_pylist() == [f"page {n}" for n in range(25)]
+
+
+def test_a_row_group_ends_at_a_document_boundary() -> None:
+    documents = [document_records(report(pages), [PageBody("x")] * pages, Origin("a.pdf")) for pages in (3, 4, 2)]
+    assert group_rows(parquet_of(documents, row_group_rows=5)) == [7, 2]
+
+
+def test_a_document_in_the_bucket_is_exported_from_its_page_files(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path)
+    doc = report(2)
+    doc["source"].update(parent_doc_id="arch", archive_path="in/a.pdf")
+    store.put("results/d1/report.json", json.dumps(doc).encode())
+    store.put("results/d1/text.txt", b"not read\fwhen pages are there")
+    for number in (1, 2):
+        page = {"text": f"page {number}", "blocks": [{"role": "paragraph", "text": f"block of {number}"}]}
+        store.put(f"results/d1/pages/{number:05d}.json", json.dumps(page).encode())
+    pages = list(stored_document_records(store, "d1"))
+    assert [(r["source_name"], r["archive_path"], r["text"]) for r in pages] == [
+        ("a.pdf", "in/a.pdf", "page 1"), ("a.pdf", "in/a.pdf", "page 2")]
+    blocks = list(stored_document_records(store, "d1", unit="block"))
+    assert [r["text"] for r in blocks] == ["block of 1", "block of 2"]
+
+
+def test_a_document_in_the_bucket_without_page_files_is_exported_from_its_text(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path)
+    store.put("results/d1/report.json", json.dumps(report(2)).encode())
+    store.put("results/d1/text.txt", "première\fseconde".encode())
+    assert [r["text"] for r in stored_document_records(store, "d1")] == ["première", "seconde"]
+
+
+def test_the_athena_table_in_the_docs_has_the_export_columns_in_order() -> None:
+    """docs/export.md's DDL is what users paste: a column added or retyped must change it too."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "export.md").read_text(encoding="utf-8")
+    ddl = re.search(r"CREATE EXTERNAL TABLE \w+ \((.*?)\n\)", docs, re.S)
+    assert ddl, "docs/export.md lost its CREATE EXTERNAL TABLE"
+    columns = [tuple(line.strip().rstrip(",").split()) for line in ddl.group(1).strip().splitlines()]
+    assert columns == [(c.name, c.athena_type) for c in EXPORT_COLUMNS]
