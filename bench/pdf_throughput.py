@@ -489,6 +489,7 @@ import os, sys
 task_root = os.path.join(os.getcwd(), "functions", "extract")
 sys.path.insert(0, task_root)
 os.environ.update(AWS_DEFAULT_REGION="us-east-1", LAMBDA_TASK_ROOT=task_root, AWS_LAMBDA_FUNCTION_NAME="extract",
+                  PYDANTIC_DISABLE_PLUGINS="__all__",  # as the stack sets it (infra.deployment)
                   AWS_LAMBDA_FUNCTION_MEMORY_SIZE="1024")
 import app
 """ + COLD_START_CORE

@@ -29,7 +29,7 @@ from papersift.errors import SettingsError
 from papersift.export import EXPORT_FORMATS, EXPORT_UNITS
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
 from papersift.names import name_text
-from papersift.settings import API_AUTH_MODES, OCR_MODES, Settings
+from papersift.settings import API_AUTH_MODES, OCR_MODES, OCR_OFF, Settings
 from papersift.steps.contracts import DocumentOptions, DocumentRef, document_id
 from papersift.storage import LocalDirStore
 from papersift_cli.output import FileResult, ResultWriter, print_summary, system_reason, unique_names
@@ -96,9 +96,19 @@ def papersift_version() -> str:
         return "unknown (not installed: pip install -e .)"
 
 
+class _VersionWhenAsked(argparse._VersionAction):
+    """--version, the installed version read from the package metadata only when it is asked for
+    (reading it cost every command ~5 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        self.version = f"papersift {papersift_version()}"
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papersift", description="Extract text from documents, page by page.")
-    parser.add_argument("--version", action="version", version=f"papersift {papersift_version()}")
+    parser.add_argument("--version", action=_VersionWhenAsked)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the whole pipeline on an embedded AWS (moto), in this process")
     extract = commands.add_parser("extract", help="extract with the core library only (no AWS)")
@@ -589,7 +599,6 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     from infra.deployment import memory_by_function
     from papersift.report_page import compiled_template
     from papersift.steps.extract import preload_for_workers
-    from papersift.steps.ocr import default_engines
     from papersift_cli.lanes import run_in_lanes
 
     results: list[FileResult | None] = [None] * len(inputs)
@@ -598,7 +607,7 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
     todo = [index for index in range(len(inputs)) if results[index] is None]
     if not todo:
         return [result for result in results if result is not None]
-    engines = default_engines(None, page_seconds=settings.ocr_page_seconds)
+    engines = _ocr_engines(settings)
     memory = memory_by_function()
     jobs = min(settings.parallel_files or os.cpu_count() or 1, len(todo))
     with _work_folder(out) as store:
@@ -620,18 +629,30 @@ def extract_locally(inputs: Sequence[Path], names: Sequence[str], settings: Sett
 
         # lanes are forked: only from a single thread. One lane for one input (or parallel_files = 1)
         # only on a terminal, where its ticks move the page count while the input is read
-        if threading.active_count() > 1 or (jobs <= 1 and not progress.live):
+        # workers and lanes are forked only from a single thread (else workers come from a fork server)
+        forking = threading.active_count() == 1
+        if forking:  # what each worker reading a page would otherwise load for itself
+            preload_for_workers()
+        if not forking or (jobs <= 1 and not progress.live):
             for index in todo:
                 live.started(index)
                 done(index, extract_one(index))
         else:
-            # what the lanes would otherwise each load for themselves
-            preload_for_workers()
-            compiled_template()
+            compiled_template()  # what the lanes would otherwise each compile for themselves
             largest_first = sorted(todo, key=lambda index: -inputs[index].stat().st_size)
             run_in_lanes(jobs, largest_first, extract_one, done, lost, started=live.started,
                          tick=live.tick if progress.live else None)
     return [result for result in results if result is not None]
+
+
+def _ocr_engines(settings: Settings) -> Any:
+    """Tesseract where it is installed; none with OCR off, whose engine order is empty (no page is
+    read by an engine), so the OCR stage is not imported for them (~0.09 s of every run)."""
+    if settings.ocr_mode == OCR_OFF:
+        return None
+    from papersift.steps.ocr import default_engines
+
+    return default_engines(None, page_seconds=settings.ocr_page_seconds)
 
 
 class _LiveExtract:

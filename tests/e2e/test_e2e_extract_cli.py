@@ -199,3 +199,24 @@ def test_sigterm_and_sighup_stop_extract_like_ctrl_c_and_leave_no_temporary_fold
     assert b"papersift: interrupted (" + stop.name.encode() + b")" in stderr and b"Traceback" not in stderr
     assert wait_for(lambda: not _processes_with(marker), seconds=10), "a lane or worker outlived it"
     assert not list(out.glob(".papersift-work-*")) and not list(temp.iterdir())
+
+
+_MODULES_AFTER_EXTRACT = """import sys
+from papersift_cli.main import main
+main(["extract", sys.argv[1], "--out", sys.argv[2], "--quiet", "--ocr", sys.argv[3]])
+print("papersift.steps.ocr" in sys.modules, "PIL.Image" in sys.modules)"""
+
+
+@pytest.mark.parametrize(("ocr", "loads_ocr_stage"), [("off", False), ("local-first", True)])
+def test_with_ocr_off_a_native_pdf_is_read_without_loading_the_ocr_stage(tmp_path: Path, ocr: str,
+                                                                         loads_ocr_stage: bool) -> None:
+    """No engine reads a page with OCR off, so none is looked for: the OCR stage (PIL, Tesseract's
+    wrapper, the renderer) is ~0.09 s of a small file's process floor."""
+    from pdf_factory import text_pdf
+
+    pdf = tmp_path / "native.pdf"
+    pdf.write_bytes(text_pdf(["A native page with enough words on it to be trusted as its own text layer."]))
+    run = subprocess.run([sys.executable, "-c", _MODULES_AFTER_EXTRACT, str(pdf), str(tmp_path / "out"), ocr],
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.split()[-2:] == [str(loads_ocr_stage)] * 2
+    assert (tmp_path / "out" / "native.pdf" / "text.txt").read_text(encoding="utf-8").startswith("A native page")

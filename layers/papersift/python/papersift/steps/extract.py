@@ -188,12 +188,16 @@ def first_unwritten_page(store: ObjectStore, doc_id: str, first: int, last: int)
 
 def preload_for_workers() -> None:
     """Load once, in a process about to fork the workers that read pages, what each of them would
-    otherwise load for itself on its first page: the PDF reader and the word lists (~20 ms a
-    worker, one or more a batch)."""
+    otherwise load for itself on its first page: the PDF reader, the word lists and the page
+    records' validators (~20 ms and ~8 ms a worker, one or more a batch)."""
     import codecs
 
     from papersift.formats import pdf  # noqa: F401
     from papersift.quality import lexicon
+    from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport
 
     lexicon()
+    # built on first use (deferred at import, for cold starts): else built again in every worker
+    for record in (PageReport, EngineAttempt, ErrorRecord, OcrDetails):
+        record.model_rebuild(force=True)
     codecs.lookup("utf-16-le")  # pdfium's text comes as UTF-16
