@@ -253,6 +253,10 @@ def _open_picture(data: bytes) -> Image.Image:
                 return Image.open(io.BytesIO(data))
             finally:
                 Image.MAX_IMAGE_PIXELS = saved
+    except Image.UnidentifiedImageError:
+        # Pillow's message names the stream object (<_io.BytesIO object at 0x...>): a reason that
+        # differs from run to run
+        raise CorruptInputError("not a readable picture: no decoder here recognises its bytes") from None
     except Exception as exc:
         raise CorruptInputError(f"not a readable picture: {exc}") from exc
 
