@@ -774,9 +774,10 @@ class WorkStore(LocalDirStore):
         with self._noting_refusals():
             super().put(key, data, content_type, metadata)
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None:
         with self._noting_refusals():
-            super().upload_file(path, key, metadata)
+            super().upload_file(path, key, metadata, content_type)
 
     @contextlib.contextmanager
     def _noting_refusals(self) -> Iterator[None]:
