@@ -39,6 +39,13 @@ class PageLayout:
     unmapped_glyphs: int = 0  # glyphs the engine could not map to Unicode, where exposed
 
 
+#: signals of a sound text whose words vouch for little (numbers, markup, codes, a language we
+#: have no dictionary for): the page stays trusted with less confidence, and a second reading
+#: is welcome. Named by what was seen, never "low_confidence", which is a page status (OCR
+#: could not read the page): a trusted page must not seem to carry it.
+THIN_WORD_EVIDENCE = frozenset({"mostly_numbers", "few_letters", "few_dictionary_words", "unlisted_language"})
+
+
 @dataclass(frozen=True)
 class TextVerdict:
     #: 0..1, higher is better; comparable across engines for the same page
@@ -49,7 +56,7 @@ class TextVerdict:
     #: the text is broken beyond use (garbage, cipher); implies suspect
     corrupt: bool
     #: names of the signals found: "empty", "image_only", "glyph_garbage", "script_mix",
-    #: "low_letter_ratio", "cipher", "spacing_damage", "low_confidence", "implausible_script"
+    #: "low_letter_ratio", "cipher", "spacing_damage", "implausible_script", THIN_WORD_EVIDENCE
     signals: tuple[str, ...] = field(default_factory=tuple)
     #: 0..1, how sure we are of this verdict
     confidence: float = 1.0
@@ -105,7 +112,7 @@ class Thresholds:
     #: below this hit rate few words are plain dictionary words: the letter statistics are consulted
     #: and no language is named; above it, few letters that spell words are markup or data, not damage
     real_words_hit_rate: float = 0.6
-    low_confidence: float = 0.6  # confidence factor of a "low_confidence" signal
+    low_confidence: float = 0.6  # confidence factor of a THIN_WORD_EVIDENCE signal
     # -- pages drawn as pictures -------------------------------------------------------------------
     image_only_chars: int = 200
     image_only_area: float = 0.5
@@ -497,7 +504,7 @@ def _judge_national_sets(page: _Page, evidence: _Evidence) -> None:
 def _judge_numbers(page: _Page, evidence: _Evidence) -> None:
     if page.number_chars > _T.numeric_page_numbers * page.nonspace and (
             page.letters < _T.numeric_page_letters * page.nonspace):
-        evidence.found("low_confidence", "mostly numbers (a table?), so there are few words to judge")
+        evidence.found("mostly_numbers", "mostly numbers (a table?), so there are few words to judge")
         evidence.confidence *= _T.low_confidence
 
 
@@ -510,7 +517,7 @@ def _judge_letter_share(page: _Page, evidence: _Evidence) -> None:
     words = page.words
     if words and words.checked >= _T.min_words_for_dictionary and words.hit_rate >= _T.real_words_hit_rate:
         # the letters that are there spell real words: markup, code or data, not decoding damage
-        evidence.found("low_confidence", f"only {share:.0%} of the characters are letters, but they spell real words")
+        evidence.found("few_letters", f"only {share:.0%} of the characters are letters, but they spell real words")
         evidence.confidence *= _T.low_confidence
         return
     evidence.found("low_letter_ratio", f"only {share:.0%} of the non-numeric characters are letters")
@@ -563,12 +570,12 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
     elif glued:
         pass
     elif low_hits:
-        evidence.found("low_confidence", "few dictionary words but letter pairs of a real language: a language we "
+        evidence.found("unlisted_language", "few dictionary words but letter pairs of a real language: a language we "
                        "have no dictionary for")
         evidence.confidence *= _T.no_dictionary_confidence
     elif words.hit_rate < _T.real_words_hit_rate or words.benign_flips + words.suspicious_flips >= _T.camel_flips:
-        evidence.found("low_confidence", "few plain dictionary words: codes, names, CamelCase or a language we have "
-                       "no dictionary for")
+        evidence.found("few_dictionary_words", "few plain dictionary words: codes, names, CamelCase or a "
+                       "language we have no dictionary for")
         evidence.confidence *= _T.low_confidence
     # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
     if cipher or (words.hit_rate >= _T.cipher_hit_rate and not glued):
@@ -591,7 +598,7 @@ def _judge_arabic(text: str, evidence: _Evidence) -> None:
         evidence.suspect = True
         evidence.corrupt = evidence.corrupt or hit_rate < _T.arabic_corrupt_hit_rate
     elif hit_rate < _T.arabic_low_hit_rate:
-        evidence.found("low_confidence", "few Arabic dictionary words (dialect, names or technical terms?)")
+        evidence.found("few_dictionary_words", "few Arabic dictionary words (dialect, names or technical terms?)")
         evidence.confidence *= _T.low_confidence
     evidence.score *= _dictionary_score(hit_rate)
 
