@@ -39,6 +39,12 @@ class PageLayout:
     unmapped_glyphs: int = 0  # glyphs the engine could not map to Unicode, where exposed
 
 
+#: the reason of a text layer in which no rule found anything wrong
+SOUND_TEXT_LAYER = "text layer looks sound"
+#: the same for an OCR reading: its page's text layer was missing or not trusted, so its reason
+#: must not call the text layer sound
+SOUND_READING = "its words read as real text"
+
 #: signals of a sound text whose words vouch for little (numbers, markup, codes, a language we
 #: have no dictionary for): the page stays trusted with less confidence, and a second reading
 #: is welcome. Named by what was seen, never "low_confidence", which is a page status (OCR
@@ -353,8 +359,8 @@ class _Evidence:
         self.signals.append(signal)
         self.reasons.append(reason)
 
-    def verdict(self, language: str | None) -> TextVerdict:
-        reasons = self.reasons or ["text layer looks sound" + (f" ({language})" if language else "")]
+    def verdict(self, language: str | None, sound: str) -> TextVerdict:
+        reasons = self.reasons or [sound + (f" ({language})" if language else "")]
         return TextVerdict(
             score=round(max(0.0, min(1.0, self.score)), 4),
             suspect=self.suspect or self.corrupt,
@@ -369,9 +375,11 @@ class _Evidence:
 # --- the verdict ------------------------------------------------------------------------------
 
 
-def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | None = None) -> TextVerdict:
+def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | None = None, *,
+                sound: str = SOUND_TEXT_LAYER) -> TextVerdict:
     """Judge one page's text: score it, name what is wrong, and say how sure we are.
-    ``nonspace``: the text's ``nonspace_count``, when the caller has it already."""
+    ``nonspace``: the text's ``nonspace_count``, when the caller has it already; ``sound``: the
+    reason when nothing is wrong, naming where the text came from (an OCR reading is no text layer)."""
     layout = layout or PageLayout()
     nonspace = nonspace_count(text) if nonspace is None else nonspace
     if nonspace < _T.min_chars:
@@ -392,7 +400,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
         _judge_arabic(text, evidence)
     _judge_length(page, evidence)
     _judge_picture(page, evidence)
-    return evidence.verdict(language)
+    return evidence.verdict(language, sound)
 
 
 def detect_language(text: str) -> str | None:
