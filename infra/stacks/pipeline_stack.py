@@ -406,11 +406,13 @@ class PipelineStack(Stack):
     def _api_function(self) -> lambda_.Function:
         """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
         incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
+        writes and presigns an archive's view copies under views/,
         and deletes a document's objects, every version of them."""
         fn = self._function(API, environment={STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
         self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
-        self.bucket.grant_read_write(fn, f"{VIEWS_PREFIX}*")  # view copies with presigned member links
+        self.bucket.grant_put(fn, f"{VIEWS_PREFIX}*")  # an archive's view: a copy with presigned member links
+        self.bucket.grant_read(fn, f"{VIEWS_PREFIX}*")
         owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX]
         fn.add_to_role_policy(iam.PolicyStatement(
             actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
