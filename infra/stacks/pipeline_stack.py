@@ -108,6 +108,12 @@ class PipelineStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings_from_context(self.node.try_get_context(CONTEXT_KEY))
         Tags.of(self).add("project", "papersift")
+        if not self.settings.container_base_image:
+            Annotations.of(self).add_warning_v2(
+                "papersift:BaseImageNotPinned",
+                "the container image builds on functions/Dockerfile's BASE_IMAGE tag, which moves upstream: "
+                "pin it by digest with the container_base_image setting before deploying (docs/operations.md).",
+            )
 
         # 1. Storage: drops, work files and results in one bucket; one item per document.
         self.bucket = self._bucket()
@@ -373,7 +379,9 @@ class PipelineStack(Stack):
         code = lambda_.DockerImageCode.from_image_asset(
             str(ROOT),
             file=CONTAINER_DOCKERFILE,
-            build_args={"FUNCTION": name},
+            build_args={"FUNCTION": name,
+                        **({"BASE_IMAGE": self.settings.container_base_image}
+                           if self.settings.container_base_image else {})},
             platform=IMAGE_PLATFORM,
             # the build context is the repository root: send only what the Dockerfile copies
             ignore_mode=IgnoreMode.DOCKER,

@@ -21,6 +21,7 @@ to a Lambda's cold start.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -131,6 +132,10 @@ OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
 TRANSLITERATORS = ("unidecode", "anyascii")
 Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+#: an image reference pinned by its content: what the registry serves under it can never change
+_PINNED_IMAGE: Check = (lambda value: not value or re.fullmatch(r"[^@\s]+@sha256:[0-9a-f]{64}", value) is not None,
+                        "setting {name} must be an image pinned by digest (name@sha256:<64 hex digits>), got {value!r}")
+BaseImage = Annotated[str, _setting(str, _PINNED_IMAGE)]
 WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
@@ -249,6 +254,11 @@ class Settings(BaseModel):
     upload_expiry_days: PositiveInt = 1
     #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
     #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
+    #: the base of the container image (functions/Dockerfile's BASE_IMAGE), pinned by digest, e.g.
+    #: public.ecr.aws/docker/library/python:3.12-slim-bookworm@sha256:<digest> (docker buildx
+    #: imagetools inspect prints it). Empty: the Dockerfile's tag, which moves with every rebuild
+    #: upstream (synth warns)
+    container_base_image: BaseImage = ""
     workflow_log_level: WorkflowLogLevel = "ERROR"
     #: also log each state's input and output: document names, keys and settings, never page text
     workflow_log_execution_data: Bool = False
