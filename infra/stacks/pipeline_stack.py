@@ -54,6 +54,7 @@ from infra.stacks.nag import acknowledge
 from infra.stacks.operations import Operations, Watched
 from infra.workflow import PLACEHOLDERS, definition_text
 from papersift import listing
+from papersift.catalog import view_copy_days
 from papersift.errors import SettingsError
 from papersift.layout import (
     ADMISSION_DELAY_ENV,
@@ -65,6 +66,7 @@ from papersift.layout import (
     STATE_MACHINE_ARN_ENV,
     TEXTRACT_ENABLED,
     TEXTRACT_ENABLED_ENV,
+    VIEWS_PREFIX,
     WORK_PREFIX,
 )
 from papersift.ocr.routing import uses_textract
@@ -237,6 +239,14 @@ class PipelineStack(Stack):
                     expiration=Duration.days(self.settings.upload_expiry_days),
                     noncurrent_version_expiration=Duration.days(1),
                 ) for name, prefix in (("api-uploads", API_UPLOAD_PREFIX), ("archive-members", MEMBERS_PREFIX))),
+                # the API's view copies with presigned member links: a copy is served for one
+                # expiry window and its links outlive it by one link lifetime, never longer
+                s3.LifecycleRule(
+                    id="expire-views",
+                    prefix=VIEWS_PREFIX,
+                    expiration=Duration.days(view_copy_days(self.settings)),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
                 s3.LifecycleRule(
                     id="expire-old-versions",
                     noncurrent_version_expiration=Duration.days(30),
@@ -396,11 +406,14 @@ class PipelineStack(Stack):
     def _api_function(self) -> lambda_.Function:
         """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
         incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
+        writes and presigns an archive's view copies under views/,
         and deletes a document's objects, every version of them."""
         fn = self._function(API, environment={STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
         self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
-        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX]
+        self.bucket.grant_put(fn, f"{VIEWS_PREFIX}*")  # an archive's view: a copy with presigned member links
+        self.bucket.grant_read(fn, f"{VIEWS_PREFIX}*")
+        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX]
         fn.add_to_role_policy(iam.PolicyStatement(
             actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
             resources=[self.bucket.arn_for_objects(f"{prefix}*") for prefix in owned]))
@@ -537,6 +550,10 @@ class PipelineStack(Stack):
             (
                 f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{MEMBERS_PREFIX}*]",
                 "Unpack uploads archive members under members/<doc_id>/, known only at run time.",
+            ),
+            (
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{VIEWS_PREFIX}*]",
+                "The API writes view copies under views/<doc_id>/, known only at run time.",
             ),
             (
                 f"AwsSolutions-IAM5[Resource::<{table}.Arn>/index/*]",

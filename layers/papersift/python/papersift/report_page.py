@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from papersift.layout import REPORT_PAGE_FILE
+from papersift.layout import MEMBER_LINK_ATTRIBUTE, REPORT_PAGE_FILE
 from papersift.report import ExtractionReport, MemberReport, PageReport, PageStatus
 
 if TYPE_CHECKING:
@@ -359,6 +359,7 @@ def render_report_page(
         preview_left_out=preview_left_out,
         suspects_left_out=len(suspects) - len(shown),
         members=_member_tree(members, member_hrefs or {}),
+        member_link_attribute=MEMBER_LINK_ATTRIBUTE,
         members_left_out=len(report.members) - len(members),
         cost=_cost(report.cost),
         engines=sorted(report.engines.items()),
