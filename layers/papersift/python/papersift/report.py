@@ -265,7 +265,9 @@ class PageReport(ReportModel):
     seconds: NonNegativeNumber = 0.0
     signals: list[str] = Field(default_factory=list, description=(
         "what the verdict found, by name: empty, image_only, glyph_garbage, cipher, script_mix, low_letter_ratio, "
-        "implausible_script, spacing_damage, low_confidence, unmapped_glyphs, unmapped_font, engines_disagree, "
+        "implausible_script, spacing_damage, mostly_numbers, few_letters, few_dictionary_words, unlisted_language "
+        "(sound text whose words vouch for little: the page stays trusted), unmapped_glyphs, unmapped_font, "
+        "engines_disagree, "
         "math_symbols (private-use symbols among sound words), math_glyphs (raw glyph codes of TeX math fonts "
         "read as their symbols or dropped: the page keeps its text layer), column_order, rtl_visual_order, "
         "row_order, invisible_text_layer, hybrid, truncated and a limit's code, ..."))
