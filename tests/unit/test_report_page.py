@@ -199,6 +199,7 @@ def test_dollars_keep_cents_and_the_fractions_a_small_document_costs() -> None:
 
     assert [dollars(v) for v in (0, 0.5, 12.0, 1234.5678, 0.000509)] == [
         "$0.00", "$0.50", "$12.00", "$1,234.5678", "$0.000509"]
+    assert dollars(0.0000004) == "< $0.000001", "one SQS request is not shown as nothing"
 
 
 def test_a_trusted_documents_ocr_pages_are_not_called_pages_to_review() -> None:

@@ -261,6 +261,8 @@ def dollars(amount: float) -> str:
     one-page document costs (``$0.000509``) rather than ``$0.00``."""
     if amount == 0:
         return "$0.00"
+    if amount < 0.0000005:  # a few SQS or DynamoDB requests: not nothing, and not a rounded $0.00
+        return "< $0.000001"
     text = f"{amount:,.6f}".rstrip("0")
     whole, _, fraction = text.partition(".")
     return f"${whole}.{fraction.ljust(2, '0')}"

@@ -124,6 +124,7 @@ _AT_MOST_INLINE: Check = (lambda value: value <= API_INLINE_LIMIT_BYTES,
                           "6 MB, base64 included); got {value}")
 
 PositiveInt = Annotated[int, _setting(_to_int, _POSITIVE)]
+NonNegativeInt = Annotated[int, _setting(_to_int, _NOT_NEGATIVE)]
 PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
 Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
 Bool = Annotated[bool, _setting(_to_bool)]
@@ -235,6 +236,25 @@ class Settings(BaseModel):
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
+    #: S3 Standard: PUT/COPY/POST/LIST requests ($0.005 per 1,000) and GET/HEAD ($0.0004 per 1,000)
+    price_s3_put_request: Price = 0.000005
+    price_s3_get_request: Price = 0.0000004
+    #: DynamoDB on-demand: USD per write request unit ($0.625 per million); an item up to 1 KB is one
+    price_dynamodb_write: Price = 0.000000625
+    #: SQS standard queue: USD per request ($0.40 per million)
+    price_sqs_request: Price = 0.0000004
+    #: API Gateway REST API: USD per request ($3.50 per million)
+    price_api_request: Price = 0.0000035
+    #: CloudWatch Logs: USD per GB ingested (standard class)
+    price_log_ingestion_gb: Price = 0.50
+    #: the ledger's estimates of what it cannot count from inside a step (docs/cost.md): DynamoDB
+    #: writes per document (ingest's idempotency record written and completed, assemble's item;
+    #: an archive member writes only its item), API requests per document sent through the API
+    #: (POST /documents, a status GET, a result GET; 0 for a deployment fed by bucket drops), and
+    #: the log bytes one Lambda invocation ingests (START/END/REPORT lines and the steps' JSON lines)
+    ledger_dynamodb_writes_per_document: NonNegativeInt = 3
+    ledger_api_requests_per_document: NonNegativeInt = 3
+    ledger_log_bytes_per_invocation: NonNegativeInt = 1500
     #: API: IAM (SigV4) on every method, or an API key (usage plan, quota) on every method
     api_auth: ApiAuth = "iam"
     #: API: stage throttling, steady requests per second and burst (also the usage plan's)
