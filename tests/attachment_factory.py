@@ -117,17 +117,23 @@ _END, _FREE, _FAT_SECTOR, _NO_STREAM = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD, 0xFFF
 
 
 def outlook_msg(*, subject: str, sender: tuple[str, str], to: str, body: str,
-                files: Mapping[str, bytes], submitted: datetime | None = None) -> bytes:
+                files: Mapping[str, bytes], submitted: datetime | None = None, rtf_body: bytes | None = None) -> bytes:
     """An Outlook message: subject, sender, recipients and plain body as Unicode string properties,
-    the submit time as a fixed-size property, each of ``files`` as an attachment storage."""
+    the submit time as a fixed-size property, each of ``files`` as an attachment storage; with
+    ``rtf_body`` (and an empty ``body``) the body only as compressed RTF, as Outlook keeps rich text."""
     def text(value: str) -> bytes:
         return value.encode("utf-16-le")
 
     streams: dict[str, bytes] = {
         "__substg1.0_0037001F": text(subject), "__substg1.0_0C1A001F": text(sender[0]),
         "__substg1.0_5D01001F": text(sender[1]), "__substg1.0_0E04001F": text(to),
-        "__substg1.0_1000001F": text(body),
     }
+    if body:
+        streams["__substg1.0_1000001F"] = text(body)
+    if rtf_body is not None:
+        from compressed_rtf import compress
+
+        streams["__substg1.0_10090102"] = compress(rtf_body)
     properties = bytearray(32)
     if submitted is not None:
         ticks = int((submitted - datetime(1601, 1, 1, tzinfo=UTC)).total_seconds() * 10_000_000)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pdf_factory import text_pdf
 
 from papersift.settings import Settings
+from papersift.steps.contracts import UnpackResult
 from papersift_cli.local_aws import LocalAws
 
 
@@ -55,3 +57,21 @@ def local_aws() -> Iterator[LocalAws]:
     """One embedded AWS per test module; tests call reset_documents() to start clean."""
     with LocalAws(Settings(page_batch_size=5)) as aws:
         yield aws
+
+
+@pytest.fixture
+def recorded_unpacks(monkeypatch: pytest.MonkeyPatch) -> list[UnpackResult]:
+    """What every unpack step returned during the test (the unpack handler is loaded afresh by
+    each LocalAws start, so it binds this spy)."""
+    from papersift.steps import unpack
+
+    unpacked: list[UnpackResult] = []
+    real_unpack = unpack.unpack_archive
+
+    def recording_unpack(*args: Any, **kwargs: Any) -> UnpackResult:
+        result = real_unpack(*args, **kwargs)
+        unpacked.append(result)
+        return result
+
+    monkeypatch.setattr(unpack, "unpack_archive", recording_unpack)
+    return unpacked

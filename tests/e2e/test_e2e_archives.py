@@ -11,7 +11,6 @@ import pytest
 from archive_factory import compress, have, tar_bytes, with_tool, zip_bytes
 from pdf_factory import text_pdf
 
-from papersift.steps import unpack
 from papersift.steps.contracts import UnpackResult
 from papersift_cli.main import main
 
@@ -94,18 +93,8 @@ def test_tender_zip_with_nested_zip_empty_file_and_traversal_gets_one_entry_per_
 
 
 def test_archive_with_more_members_than_the_threshold_goes_through_the_distributed_member_map(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, recorded_unpacks: list[UnpackResult]
 ) -> None:
-    # the unpack handler is loaded afresh by each LocalAws start, so it binds this spy
-    unpacked: list[UnpackResult] = []
-    real_unpack = unpack.unpack_archive
-
-    def recording_unpack(*args: Any, **kwargs: Any) -> UnpackResult:
-        result = real_unpack(*args, **kwargs)
-        unpacked.append(result)
-        return result
-
-    monkeypatch.setattr("papersift.steps.unpack.unpack_archive", recording_unpack)
     archive = zip_bytes({f"lote/item_{n}.txt": f"Item {n} do lote: parafusos tamanho {n}.\n".encode()
                          for n in range(1, 9)})
     (tmp_path / "lote.zip").write_bytes(archive)
@@ -113,7 +102,7 @@ def test_archive_with_more_members_than_the_threshold_goes_through_the_distribut
     config.write_text("[papersift]\ndistributed_map_threshold = 3\n", encoding="utf-8")
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "lote.zip"), "--out", str(out), "--config", str(config), "--quiet"]) == 0
-    assert [(u.use_distributed_map, u.item_count, u.items) for u in unpacked] == [(True, 8, [])]
+    assert [(u.use_distributed_map, u.item_count, u.items) for u in recorded_unpacks] == [(True, 8, [])]
     report = _report(out / "lote.zip")
     members = _members(report)
     assert sorted(members) == sorted(f"lote/item_{n}.txt" for n in range(1, 9))

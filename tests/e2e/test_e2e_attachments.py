@@ -21,6 +21,7 @@ from attachment_factory import (
 from pdf_factory import text_pdf
 
 from papersift.settings import Settings
+from papersift.steps.contracts import UnpackResult
 from papersift_cli.local_aws import LocalAws
 from papersift_cli.main import main
 
@@ -230,27 +231,15 @@ def test_each_attachment_has_a_dynamodb_item_naming_its_kind_and_its_parent(tmp_
 
 
 def test_an_email_with_more_attachments_than_the_threshold_goes_through_the_distributed_member_map(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, recorded_unpacks: list[UnpackResult]
 ) -> None:
-    from papersift.steps import unpack
-    from papersift.steps.contracts import UnpackResult
-
-    unpacked: list[UnpackResult] = []
-    real_unpack = unpack.unpack_archive
-
-    def recording_unpack(*args: Any, **kwargs: Any) -> UnpackResult:
-        result = real_unpack(*args, **kwargs)
-        unpacked.append(result)
-        return result
-
-    monkeypatch.setattr(unpack, "unpack_archive", recording_unpack)
     files = {f"item_{n}.txt": (f"Item {n} do lote: parafusos tamanho {n}.\n".encode(), "text/plain") for n in range(5)}
     (tmp_path / "lote.eml").write_bytes(email_with_attachments(subject="Lote", plain=BODY, html=None, files=files))
     config = tmp_path / "papersift.toml"
     config.write_text("[papersift]\ndistributed_map_threshold = 2\n", encoding="utf-8")
     out = tmp_path / "out"
     assert main(["run", str(tmp_path / "lote.eml"), "--out", str(out), "--config", str(config), "--quiet"]) == 0
-    assert [(u.use_distributed_map, u.item_count, u.items) for u in unpacked] == [(True, 5, [])]
+    assert [(u.use_distributed_map, u.item_count, u.items) for u in recorded_unpacks] == [(True, 5, [])]
     report = _report(out / "lote.eml")
     assert report["status"] == "clean", report["reason"]
     assert {m["status"] for m in report["members"]} == {"clean"} and len(report["members"]) == 5

@@ -317,6 +317,25 @@ def test_an_outlook_message_reads_as_its_headers_and_body() -> None:
     assert unit.report.status == "clean"
 
 
+def test_an_outlook_message_kept_only_as_rich_text_reads_its_body() -> None:
+    """Outlook stores a message written in rich text as compressed RTF alone (no plain body)."""
+    rtf = (rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Calibri;}}\f0\fs22 Segue a proposta "
+           rb"\b revisada\b0 .\par Atenciosamente, Ana\par}")
+    data = outlook_msg(subject="Proposta", sender=("Ana Souza", "ana@example.com"), to="Compras", body="",
+                       files={}, rtf_body=rtf)
+    (unit,) = extract_outlook(data, Settings())
+    assert "Segue a proposta revisada." in unit.text and "Atenciosamente, Ana" in unit.text
+    assert "rtf1" not in unit.text and unit.report.status == "clean"
+
+
+def test_a_compressed_rtf_body_that_does_not_decompress_leaves_the_headers() -> None:
+    data = outlook_msg(subject="Proposta", sender=("Ana Souza", "ana@example.com"), to="Compras", body="",
+                       files={}, rtf_body=b"")
+    broken = data.replace(b"LZFu", b"XXXX")
+    (unit,) = extract_outlook(broken, Settings())
+    assert unit.text.startswith("From: Ana Souza <ana@example.com>") and "Subject: Proposta" in unit.text
+
+
 def test_outlook_attachments_are_email_attachments_small_and_large_alike(tmp_path: Path) -> None:
     large = ("Linha de texto do anexo grande.\n" * 400).encode()  # past the mini stream's 4,096 bytes
     result = _unpack(tmp_path, _outlook({"proposta.pdf": text_pdf(["P."]), "grande.txt": large}), "msg")

@@ -155,6 +155,8 @@ def _file_name(part: Message, number: int) -> str:
 #: property ids of what is read (MS-OXPROPS): strings are streams ``__substg1.0_<id><type>``
 _SUBJECT, _SENDER_NAME, _SENDER_EMAIL, _SENDER_SMTP = "0037", "0C1A", "0C1F", "5D01"
 _DISPLAY_TO, _DISPLAY_CC, _BODY, _HTML_BODY, _TRANSPORT_HEADERS = "0E04", "0E03", "1000", "1013", "007D"
+#: PidTagRtfCompressed: the body of a message written in Outlook's rich text, often its only body
+_RTF_BODY = "1009"
 _ATTACH_DATA, _ATTACH_LONG_NAME, _ATTACH_NAME, _ATTACH_DISPLAY_NAME = "3701", "3707", "3704", "3001"
 #: PidTagClientSubmitTime as a fixed-size property of the message's property stream (PtypTime)
 _SUBMIT_TIME_TAG = 0x00390040
@@ -164,7 +166,7 @@ _ATTACHMENT_STORAGE = re.compile(r"__attach_version1\.0_#[0-9A-Fa-f]{8}")
 def parse_outlook(data: bytes) -> MailParts:
     """An Outlook message split as ``parse_message`` splits an email: olefile (BSD) reads the
     OLE2 storage, the properties are read as MS-OXMSG lays them out. A body kept only as
-    compressed RTF is not read (the headers still are)."""
+    compressed RTF (MS-OXRTFCP) is decompressed by compressed_rtf (MIT) and read as RTF."""
     import olefile  # only an Outlook message pays for the import
 
     try:
@@ -188,6 +190,8 @@ def parse_outlook(data: bytes) -> MailParts:
         parts = MailParts(headers=[(name, " ".join(value.split())) for name, value in headers if value.strip()])
         body = string(_BODY)
         html = string(_HTML_BODY) or _binary(ole, f"__substg1.0_{_HTML_BODY}0102").decode("utf-8", "replace")
+        if not body.strip() and not html.strip():
+            body = _rtf_body(_binary(ole, f"__substg1.0_{_RTF_BODY}0102"))
         if body.strip():
             parts.bodies.append(BodyPart("plain", body))
         elif html.strip():
@@ -202,6 +206,21 @@ def parse_outlook(data: bytes) -> MailParts:
             embedded = ole.exists(f"{prefix}__substg1.0_{_ATTACH_DATA}000D")
             parts.attachments.append(Attachment(name.strip(), _stored(content, embedded)))
     return parts
+
+
+def _rtf_body(compressed: bytes) -> str:
+    """The text of a compressed RTF body; empty when there is none or it does not decompress (the
+    headers and attachments still stand)."""
+    if not compressed:
+        return ""
+    from compressed_rtf import decompress
+
+    from papersift.formats.rtf import rtf_to_text
+
+    try:
+        return rtf_to_text(decompress(compressed))
+    except Exception:  # compressed_rtf raises bare Exception on a bad header or CRC
+        return ""
 
 
 def _binary(ole: object, path: str) -> bytes:
