@@ -336,7 +336,7 @@ def _main(argv: Sequence[str] | None) -> int:
         progress.close()
         signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
         how = "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
-        print(f"papersift: interrupted{how}; the inputs finished before are in {args.out}", file=sys.stderr)
+        print_stopped_summary(how, writer.written, len(inputs), args.out, sys.stderr)
         return 128 + signum
     finally:
         progress.close()
@@ -349,6 +349,20 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.open:
         open_first_report(results, args.out, args.flat)
     return exit_code
+
+
+#: finished inputs named one by one when a run is stopped (the rest are counted)
+MAX_FINISHED_LISTED = 20
+
+
+def print_stopped_summary(how: str, finished: Sequence[FileResult], total: int, out: Path, stream: Any) -> None:
+    """What a stopped run kept: how many inputs finished, and each one's name and status, so a user
+    whose `timeout` fired knows what is on disk without reading the folder."""
+    print(f"papersift: interrupted{how}; {len(finished)} of {total} input(s) finished, in {out}", file=stream)
+    for result in finished[:MAX_FINISHED_LISTED]:
+        print(f"  {result.name}: {result.status}", file=stream)
+    if len(finished) > MAX_FINISHED_LISTED:
+        print(f"  ... and {len(finished) - MAX_FINISHED_LISTED} more", file=stream)
 
 
 def _run_command(args: argparse.Namespace, inputs: Sequence[Path], names: Sequence[str], settings: Settings,
@@ -774,9 +788,10 @@ class WorkStore(LocalDirStore):
         with self._noting_refusals():
             super().put(key, data, content_type, metadata)
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None:
         with self._noting_refusals():
-            super().upload_file(path, key, metadata)
+            super().upload_file(path, key, metadata, content_type)
 
     @contextlib.contextmanager
     def _noting_refusals(self) -> Iterator[None]:

@@ -206,10 +206,16 @@ class ResultWriter:
         self.out_dir, self.flat = out_dir, flat
         self._layout = OutputLayout()
         self._places = [self._layout.stem(name) for name in names]
+        self.written: list[FileResult] = []  # in the order they finished: what a stopped run says it kept
         out_dir.mkdir(parents=True, exist_ok=True)
 
     def write(self, index: int, result: FileResult) -> FileResult:
         """Write ``result`` out; return it, or what stands for it when it could not be written."""
+        written = self._write(index, result)
+        self.written.append(written)
+        return written
+
+    def _write(self, index: int, result: FileResult) -> FileResult:
         result.folder = self._places[index]
         try:
             if self.flat:

@@ -242,3 +242,15 @@ def test_a_worker_whose_parent_was_killed_ends_with_it(tmp_path: Path) -> None:
     state = Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[0] \
         if Path(f"/proc/{worker}").exists() else "gone"
     assert state in ("gone", "Z"), f"the worker is still at work (state {state})"
+
+
+def test_a_worker_whose_parent_stopped_listening_ends_quietly_not_with_a_traceback() -> None:
+    """A stopped run (SIGTERM) closes its end of a page worker's pipe: the worker's next message
+    fails with EPIPE, which is no error to print on the command's stderr (issue 20)."""
+    import multiprocessing
+
+    from papersift.isolation import _send
+
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    reader.close()
+    assert _send(writer, ("ok", 1, "text")) is False

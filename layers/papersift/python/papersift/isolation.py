@@ -310,8 +310,7 @@ def _child(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
                 message = (_MEMORY, number, str(exc) or "MemoryError")
             except BaseException as exc:  # sent to the parent, raised there
                 message = (_RAISED, number, _picklable(exc))
-            _send(writer, message)
-            if message[0] != _OK:
+            if not _send(writer, message) or message[0] != _OK:
                 return
     except MemoryError as exc:
         _send(writer, (_MEMORY, numbers[0], str(exc) or "MemoryError"))
@@ -372,8 +371,15 @@ def _picklable(exc: BaseException) -> BaseException:
         return RuntimeError(detail)
 
 
-def _send(writer: Connection, message: tuple[str, int, object]) -> None:
-    writer.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+def _send(writer: Connection, message: tuple[str, int, object]) -> bool:
+    """Whether the parent got ``message``: a parent that stopped (SIGTERM, Ctrl-C: it closed its
+    end) is no error of the worker's, which ends quietly instead of printing a traceback on the
+    stopped command's stderr."""
+    try:
+        writer.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+    return True
 
 
 class _Timeout:

@@ -226,6 +226,44 @@ def _strip(pages: Sequence[PageReport], cards: set[int]) -> list[_Segment]:
     return segments
 
 
+class PreviewOf:
+    """The report page's preview built as the pages' texts come, one at a time: the first ``limit``
+    characters of the non-blank texts joined by blank lines, and how many characters it leaves out
+    (what :func:`_cut` of the whole join gives, without holding the whole join)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._parts: list[str] = []
+        self._kept = 0
+        self._length = 0
+
+    def add(self, text: str) -> None:
+        if not text.strip():
+            return
+        if self._length:
+            self._length += 2
+            self._take("\n\n")
+        self._length += len(text)
+        self._take(text)
+
+    def _take(self, part: str) -> None:
+        if self._kept < self.limit:
+            kept = part[: self.limit - self._kept]
+            self._parts.append(kept)
+            self._kept += len(kept)
+
+    def value(self) -> tuple[str, int]:
+        return "".join(self._parts), self._length - self._kept
+
+
+def preview_of(texts: Iterable[str], limit: int) -> tuple[str, int]:
+    """The preview of ``texts`` (see :class:`PreviewOf`)."""
+    preview = PreviewOf(limit)
+    for text in texts:
+        preview.add(text)
+    return preview.value()
+
+
 def _cut(text: str, limit: int) -> tuple[str, int]:
     return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)
 
@@ -320,13 +358,16 @@ def render_report_page(
     *,
     member_hrefs: Mapping[str, str] | None = None,
     limits: PageLimits = PageLimits(),
+    preview: tuple[str, int] | None = None,
 ) -> str:
     """The whole report.html for one document.
 
     ``page_texts`` maps page numbers to their extracted text (a preview of the start, and the
     text of each suspect page, are shown);
     ``thumbnails`` come from :func:`thumbnail_from_image` for :func:`thumbnail_pages`;
-    ``member_hrefs`` overrides where a member's report is linked (doc_id -> href).
+    ``member_hrefs`` overrides where a member's report is linked (doc_id -> href);
+    ``preview``: the preview and how many characters it leaves out, from :func:`preview_of` over
+    the texts as they were read (``page_texts`` then needs only the suspect pages' texts).
     """
     texts = page_texts or {}
     pictures: dict[int, Thumbnail] = {}
@@ -344,8 +385,8 @@ def render_report_page(
     card_numbers = {c.page.number for c in cards}
     pages = sorted(report.pages, key=lambda p: p.number)
     rows = _page_rows(pages, card_numbers)
-    preview, preview_left_out = _cut("\n\n".join(texts[n] for n in sorted(texts) if texts[n].strip()),
-                                     limits.preview_chars)
+    preview_text, preview_left_out = preview if preview is not None else \
+        preview_of((texts[n] for n in sorted(texts)), limits.preview_chars)
     members = report.members[: limits.max_members]
     embedded = [(page.number, picture) for page in pages for picture in page.pictures]
     not_listed = sum(sum(page.pictures_not_listed.values()) for page in pages)
@@ -357,7 +398,7 @@ def render_report_page(
         rows_left_out=len(rows) - min(len(rows), limits.max_page_rows),
         review_cards=[c for c in cards if c.page.status in REVIEW_PAGE_STATUSES],
         reread_cards=[c for c in cards if c.page.status not in REVIEW_PAGE_STATUSES],
-        preview=preview,
+        preview=preview_text,
         preview_left_out=preview_left_out,
         suspects_left_out=len(suspects) - len(shown),
         members=_member_tree(members, member_hrefs or {}),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import shutil
@@ -34,7 +35,8 @@ class ObjectStore(Protocol):
 
     def download_file(self, key: str, path: Path) -> dict[str, str]: ...
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None: ...
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None: ...
 
 
 class S3ObjectStore:
@@ -82,8 +84,13 @@ class S3ObjectStore:
                 out.write(chunk)
         return dict(response.get("Metadata") or {})
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
-        self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": metadata or {}})
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None:
+        """boto3's managed transfer: a multipart upload past its threshold, read from the file in parts."""
+        extra: dict[str, Any] = {"Metadata": metadata or {}}
+        if content_type is not None:
+            extra["ContentType"] = content_type
+        self.client.upload_file(str(path), self.bucket, key, ExtraArgs=extra)
 
 
 def _inside(folder: str, key: str) -> str | None:
@@ -109,6 +116,54 @@ def _write(path: str, data: bytes, parts: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+#: a result object held in memory up to this size, then spooled to a temporary file
+SPOOL_MEMORY_BYTES = 8 << 20
+
+
+class Spool:
+    """An object written part by part: in memory while small, in a temporary file past
+    ``SPOOL_MEMORY_BYTES``, so a 100,000-page document's text is never whole in memory. Stored
+    with :func:`put_spool`; a ``with`` block removes the temporary file."""
+
+    def __init__(self, memory_bytes: int = SPOOL_MEMORY_BYTES) -> None:
+        self._memory_bytes = memory_bytes
+        self._buffer = io.BytesIO()
+        self._file: Any = None  # a NamedTemporaryFile once past memory_bytes
+        self.size = 0
+
+    def write(self, part: bytes) -> None:
+        if not part:
+            return
+        if self._file is None and self.size + len(part) > self._memory_bytes:
+            self._file = tempfile.NamedTemporaryFile(prefix="papersift-spool-", delete=False)  # noqa: SIM115
+            self._file.write(self._buffer.getvalue())
+            self._buffer = io.BytesIO()
+        (self._file or self._buffer).write(part)
+        self.size += len(part)
+
+    def put(self, store: ObjectStore, key: str, content_type: str) -> None:
+        """Store what was written under ``key``: one put while in memory, else the file's upload
+        (a multipart upload on S3, a hard link in a local store)."""
+        if self._file is None:
+            store.put(key, self._buffer.getvalue(), content_type)
+            return
+        self._file.flush()
+        store.upload_file(Path(self._file.name), key, content_type=content_type)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self._file.name)
+            self._file = None
+
+    def __enter__(self) -> Spool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 #: room kept free beyond a copy's own size (the page files and results written after it)
@@ -202,7 +257,8 @@ class LocalDirStore:
         shutil.copyfile(self._path(key), path)
         return self._read_meta(key)
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None:
         """A hard link where the file system allows (an input is only read: no second copy of a
         large file), else a copy."""
         target = self._path(key)
@@ -279,6 +335,7 @@ class CountingStore:
         self.gets += 1
         return self.store.download_file(key, path)
 
-    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None,
+                    content_type: str | None = None) -> None:
         self.puts += 1  # one PUT below the multipart threshold; a larger upload makes a few more
-        self.store.upload_file(path, key, metadata)
+        self.store.upload_file(path, key, metadata, content_type)

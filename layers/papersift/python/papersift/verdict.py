@@ -5,9 +5,9 @@ that decides trust."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from papersift import archives
-from papersift.content import PageContent
 from papersift.errors import input_error_code
 from papersift.report import (
     TRUSTED_DOCUMENT_STATUSES,
@@ -15,6 +15,7 @@ from papersift.report import (
     DocumentStatus,
     ErrorRecord,
     MemberReport,
+    PageReport,
     PageStatus,
     limit_code_of,
     status_for_error,
@@ -56,24 +57,24 @@ def archive_verdict(listing: ArchiveListing, members: list[MemberReport]) -> tup
     return status, f"all {len(documents)} member document(s) trusted"
 
 
-def _limit_failed(pages: list[PageContent]) -> list[PageContent]:
+def _limit_failed(pages: Sequence[PageReport]) -> list[PageReport]:
     """Pages a limit stopped (past unit_memory_mb, past page_seconds, a picture no OCR tile can
     hold a line of): failed, but not damaged."""
-    return [p for p in pages if p.report.status == PageStatus.FAILED and (limit_code_of(p.report.signals) or (
-        p.report.errors and all(status_for_error(e.code) is DocumentStatus.LIMIT_EXCEEDED for e in p.report.errors)))]
+    return [p for p in pages if p.status == PageStatus.FAILED and (limit_code_of(p.signals) or (
+        p.errors and all(status_for_error(e.code) is DocumentStatus.LIMIT_EXCEEDED for e in p.errors)))]
 
 
-def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[str], max_pages: int) -> str:
+def _limit_verdict(plan: Plan | None, pages: Sequence[PageReport], counts: Counter[str], max_pages: int) -> str:
     """Why the text is cut short (units truncated by a limit or a bomb, pages a limit stopped, pages
     beyond max_pages), or ''."""
     parts: list[str] = []
-    truncated = [p for p in pages if p.report.status == PageStatus.TRUNCATED]
+    truncated = [p for p in pages if p.status == PageStatus.TRUNCATED]
     if truncated:
-        first = truncated[0].report
+        first = truncated[0]
         parts.append(f"{len(truncated)} of {len(pages)} unit(s) cut short (unit {first.number}: {first.reason})")
     stopped = _limit_failed(pages)
     if stopped:
-        first = stopped[0].report
+        first = stopped[0]
         parts.append(f"{len(stopped)} of {len(pages)} page(s) stopped by a limit ({first.reason})")
     beyond = (plan.page_count - len(pages)) if plan is not None and plan.page_count > max_pages else 0
     skipped = counts[PageStatus.SKIPPED_LIMIT]
@@ -83,10 +84,12 @@ def _limit_verdict(plan: Plan | None, pages: list[PageContent], counts: Counter[
     return "; ".join(parts)
 
 
-def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[ErrorRecord],
-                     failure: StepError | None, max_pages: int) -> tuple[DocumentStatus, str]:
+def document_verdict(plan: Plan | None, pages: Sequence[PageReport], errors: list[ErrorRecord],
+                     failure: StepError | None, max_pages: int, has_text: bool) -> tuple[DocumentStatus, str]:
     """A step's failure, then the plan's final status, then the pages: one bad or unread page is
-    enough for review, a limit for limit_exceeded; clean only when every page's text is trusted."""
+    enough for review, a limit for limit_exceeded; clean only when every page's text is trusted.
+    ``pages``: the pages' reports (not their text: assemble streams the text of a long document);
+    ``has_text``: whether any page's text is more than whitespace."""
     if failure is not None:
         code = input_error_code(failure.error)  # the input's fault, even when a step let it escape
         if code is not None:
@@ -98,7 +101,7 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
         return status_for_error(errors[0].code), errors[0].reason
     if not pages:
         return DocumentStatus.EMPTY, "no text units were extracted"
-    counts = Counter(p.report.status for p in pages)
+    counts = Counter(p.status for p in pages)
     total = len(pages)
     bad = counts[PageStatus.CORRUPT_UNRECOVERABLE] + counts[PageStatus.FAILED]
     review = bad + counts[PageStatus.NEEDS_OCR] + counts[PageStatus.LOW_CONFIDENCE]
@@ -110,13 +113,13 @@ def document_verdict(plan: Plan | None, pages: list[PageContent], errors: list[E
     if review:
         parts = [f"{n} page(s) {s}" for s, n in sorted(counts.items()) if s not in TRUSTED_PAGE_STATUSES]
         return DocumentStatus.NEEDS_REVIEW, "; ".join(parts) + f" of {total}"
-    if not any(p.text.strip() for p in pages):
-        engines = ", ".join(sorted({p.report.engine for p in pages if p.report.engine})) or "no engine"
+    if not has_text:
+        engines = ", ".join(sorted({p.engine for p in pages if p.engine})) or "no engine"
         return DocumentStatus.EMPTY, f"no text found in {total} unit(s) ({engines})"
     if counts[PageStatus.RECOVERED] or counts[PageStatus.OCR]:
         how = [f"{counts[PageStatus.RECOVERED]} page(s) recovered by a fallback engine"] \
             if counts[PageStatus.RECOVERED] else []
-        blank = sum(1 for p in pages if p.report.status == PageStatus.OCR and "blank_page" in p.report.signals)
+        blank = sum(1 for p in pages if p.status == PageStatus.OCR and "blank_page" in p.signals)
         how += [f"{counts[PageStatus.OCR] - blank} page(s) read by OCR"] if counts[PageStatus.OCR] > blank else []
         how += [f"{blank} blank page(s)"] if blank else []
         return DocumentStatus.PARTIALLY_RECOVERED, f"{', '.join(how)} of {total}, all trusted"

@@ -8,7 +8,7 @@ import functools
 import io
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from papersift.steps.contracts import (
     Plan,
     Route,
 )
-from papersift.storage import CountingStore, ObjectStore
+from papersift.storage import CountingStore, ObjectStore, Spool
 from papersift.verdict import archive_verdict, document_verdict, holder_verdict
 from papersift.workfiles import (
     errors_prefix,
@@ -71,24 +71,60 @@ if TYPE_CHECKING:  # the report page (Jinja2) loads when assemble writes it (col
     from papersift.report_page import Thumbnail
 
 
-def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
-    """The document's pages in page order: the text layer's, with OCR's pages laid over them
-    (a picture's pages come from OCR alone)."""
-    pages = {page.number: page for page in (PageContent.from_dict(get_json(store, k))
-                                             for k in store.list_keys(pages_prefix(doc_id))
-                                             if k.endswith(".json"))}
-    read: dict[int, PageContent] = {}
-    for key in store.list_keys(f"{ocr_prefix(doc_id)}pages/"):
-        if key.endswith(".json"):
-            page, _ = read_ocr_page_file(store, key)
-            read[page.number] = page
-    pages.update(read)
+#: where a page is: a text-layer page file, an OCR page file, or a surveyed frame built in memory
+PageSource = tuple[str, str] | PageContent
+
+
+def _number_of(key: str) -> int:
+    """A page file's number (``.../pages/00042.json``: 42): known from the listing, unread."""
+    return int(key.rsplit("/", 1)[1].removesuffix(".json"))
+
+
+def page_sources(store: ObjectStore, doc_id: str) -> dict[int, PageSource]:
+    """Where each of the document's pages is, by number: the text layer's, with OCR's pages laid
+    over them (a picture's pages come from OCR alone). Only keys: the pages are read one at a time
+    by :func:`read_page`, so a 100,000-page document is never whole in memory."""
+    sources: dict[int, PageSource] = {_number_of(k): ("text", k) for k in store.list_keys(pages_prefix(doc_id))
+                                      if k.endswith(".json")}
+    ocr = {_number_of(k): k for k in store.list_keys(f"{ocr_prefix(doc_id)}pages/") if k.endswith(".json")}
+    sources.update((number, ("ocr", key)) for number, key in ocr.items())
     if store.exists(ocr_survey_key(doc_id)):  # a picture's blank and repeated frames, read by no OCR step
         from papersift.ocr.survey import FrameSurvey, surveyed_pages
 
         survey = FrameSurvey.from_dict(get_json(store, ocr_survey_key(doc_id)))
-        pages.update((page.number, page) for page in surveyed_pages(survey, read))
-    return [pages[number] for number in sorted(pages)]
+        repeated = {number: read_ocr_page_file(store, ocr[number])[0]
+                    for number in set(survey.same_as.values()) if number in ocr}
+        sources.update((page.number, page) for page in surveyed_pages(survey, repeated) if page.number not in ocr)
+    return dict(sorted(sources.items()))
+
+
+def read_page(store: ObjectStore, source: PageSource) -> PageContent:
+    if isinstance(source, PageContent):
+        return source
+    kind, key = source
+    return read_ocr_page_file(store, key)[0] if kind == "ocr" else PageContent.from_dict(get_json(store, key))
+
+
+def load_pages(store: ObjectStore, doc_id: str) -> list[PageContent]:
+    """The document's pages in page order, all at once (for a caller that needs them whole)."""
+    return [read_page(store, source) for source in page_sources(store, doc_id).values()]
+
+
+class _StoredTexts(Mapping[int, str]):
+    """The pages' texts by number, each read from the store when asked for: the report page asks
+    only for its suspect pages' texts."""
+
+    def __init__(self, store: ObjectStore, sources: dict[int, PageSource]) -> None:
+        self._store, self._sources = store, sources
+
+    def __getitem__(self, number: int) -> str:
+        return read_page(self._store, self._sources[number]).text
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Settings,
@@ -103,30 +139,39 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         plan = Plan.model_validate_json(store.get(plan_key(doc_id)))
     if plan is not None and plan.route() is Route.UNPACK and failure is None:
         return _assemble_archive(counted, request, plan, settings, started, invocation)
-    pages = load_pages(store, doc_id)
-    errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
-    report = _new_report(request, plan, settings)
-    report.pages = [p.report for p in pages] + _skipped_pages(plan, pages, settings.max_pages)
-    report.page_count = len(report.pages)
-    report.errors = errors
-    report.engines = dict(Counter(p.report.engine for p in pages if p.report.engine))
-    report.char_count = sum(p.report.char_count for p in pages)
-    report.status, report.reason = document_verdict(plan, pages, errors, failure, settings.max_pages)
-    if failure is not None:
-        report.errors.append(ErrorRecord(code=input_error_code(failure.error) or failure.error, reason=failure.reason))
-    elif plan is not None and plan.error_code and plan.route() is Route.ASSEMBLE:
-        report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
-    report.timings = {"plan": plan.seconds if plan else 0.0,
-                      "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
-    held = _held_members(store, report, plan, settings) if failure is None else None
-    write_results(store, report, pages, page_files, held)
-    own_text = PAGE_SEPARATOR.join(p.text for p in pages)
+    sources = page_sources(store, doc_id)
+    with Spool() as text, Spool() as markdown:
+        read = _write_pages(store, doc_id, sources, text, markdown, page_files)
+        errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
+        report = _new_report(request, plan, settings)
+        report.pages = read.reports + _skipped_pages(plan, read.reports, settings.max_pages)
+        report.page_count = len(report.pages)
+        report.errors = errors
+        report.engines = dict(Counter(p.engine for p in read.reports if p.engine))
+        report.char_count = sum(p.char_count for p in read.reports)
+        report.status, report.reason = document_verdict(plan, read.reports, errors, failure, settings.max_pages,
+                                                        read.has_text)
+        if failure is not None:
+            report.errors.append(ErrorRecord(code=input_error_code(failure.error) or failure.error,
+                                             reason=failure.reason))
+        elif plan is not None and plan.error_code and plan.route() is Route.ASSEMBLE:
+            report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
+        report.timings = {"plan": plan.seconds if plan else 0.0,
+                          "extract_pages": round(sum(p.seconds for p in read.reports), 4)}
+        held = _held_members(store, report, plan, settings) if failure is None else None
+        prefix = results_prefix(doc_id)
+        if held is not None:
+            _append_joined(text, held.text.value())
+            _append_joined(markdown, held.markdown.value())
+        text.put(store, prefix + TEXT_FILE, TEXT_CONTENT_TYPE)
+        markdown.put(store, prefix + MARKDOWN_FILE, MARKDOWN_CONTENT_TYPE)
     if held is not None and held.cleaned is not None:
+        own_text = _own_text(store, sources)
         _put_clean_text(store, doc_id, cleaning.join_cleaned(
             [cleaning.clean_text(own_text, remove_stopwords=True, transliterator=settings.clean_text_transliterator),
              *held.cleaned]))
-    else:
-        _write_clean_text(store, report.doc_id, own_text, plan, settings)
+    elif _wants_clean_text(plan, settings):  # cleaning reads the whole text: only when asked for
+        _write_clean_text(store, report.doc_id, _own_text(store, sources), plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
@@ -138,14 +183,15 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
                           member=request.parent_doc_id is not None)
         return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
 
-    return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
+    return _finish(store, report, started, _StoredTexts(store, sources), _thumbnails(store, request, report, settings),
+                   ledger=ledger, preview=read.preview)
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)
 MAX_SKIPPED_PAGES_LISTED = 10_000
 
 
-def _skipped_pages(plan: Plan | None, pages: list[PageContent], max_pages: int) -> list[PageReport]:
+def _skipped_pages(plan: Plan | None, pages: list[PageReport], max_pages: int) -> list[PageReport]:
     """The pages past ``max_pages`` that got no batch, as ``skipped_limit`` entries (the first
     ``MAX_SKIPPED_PAGES_LISTED`` of them): the report lists every page the document has."""
     if plan is None or plan.page_count <= max_pages:
@@ -189,15 +235,16 @@ def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) ->
     )
 
 
-def _finish(store: ObjectStore, report: ExtractionReport, started: float, pages: list[PageContent] | None = None,
-            thumbnails: list[Thumbnail] | None = None,
-            ledger: Callable[[float], dict[str, Any]] | None = None) -> ExtractionReport:
+def _finish(store: ObjectStore, report: ExtractionReport, started: float,
+            page_texts: Mapping[int, str] | None = None, thumbnails: list[Thumbnail] | None = None,
+            ledger: Callable[[float], dict[str, Any]] | None = None,
+            preview: tuple[str, int] | None = None) -> ExtractionReport:
     report.timings["assemble"] = round(time.perf_counter() - started, 4)
     if ledger is not None:  # last: the ledger counts assemble's own time too
         report.cost = ledger(time.perf_counter() - started)
     from papersift.report_page import render_report_page  # Jinja2: only assemble needs it
 
-    page = render_report_page(report, {p.number: p.text for p in pages or []}, thumbnails or [])
+    page = render_report_page(report, page_texts or {}, thumbnails or [], preview=preview)
     store.put(f"{results_prefix(report.doc_id)}{REPORT_PAGE_FILE}", page.encode("utf-8"), HTML_CONTENT_TYPE)
     # last: a report stored means every other result object is there (the table item comes after)
     put_json(store, f"{results_prefix(report.doc_id)}{REPORT_FILE}", report.to_dict())
@@ -371,18 +418,52 @@ class _Joined:
         return self._buffer.getvalue()
 
 
-def write_results(store: ObjectStore, report: ExtractionReport, pages: list[PageContent],
-                  page_files: bool = True, members: _Members | None = None) -> None:
-    """text.txt (pages separated by form feeds, then its members' text under tag lines, for a
-    document that holds files), document.md and the page files."""
-    prefix = results_prefix(report.doc_id)
-    text, markdown = _Joined(), _Joined()
-    text.add(PAGE_SEPARATOR.join(p.text for p in pages).encode("utf-8"))
-    markdown.add("\n\n".join(md for md in (p.to_markdown() for p in pages) if md).encode("utf-8"))
-    if members is not None:
-        text.add(members.text.value())
-        markdown.add(members.markdown.value())
-    store.put(prefix + TEXT_FILE, text.value(), TEXT_CONTENT_TYPE)
-    store.put(prefix + MARKDOWN_FILE, markdown.value(), MARKDOWN_CONTENT_TYPE)
-    for page in pages if page_files else ():
-        put_json(store, prefix + page_file(page.number), page.to_dict())
+@dataclass
+class _ReadPages:
+    """What assemble keeps of the pages once their text is written: their reports, whether any has
+    text, and the report page's preview (not the text itself)."""
+
+    reports: list[PageReport]
+    has_text: bool
+    preview: tuple[str, int]
+
+
+def _write_pages(store: ObjectStore, doc_id: str, sources: dict[int, PageSource], text: Spool, markdown: Spool,
+                 page_files: bool) -> _ReadPages:
+    """Read the pages one at a time, in page order: their text into ``text`` (separated by form
+    feeds), their Markdown into ``markdown`` (blank lines between), each page's file under the
+    results (unless ``page_files`` is False); memory flat in page count."""
+    from papersift.report_page import PageLimits, PreviewOf
+
+    prefix = results_prefix(doc_id)
+    separator = PAGE_SEPARATOR.encode("utf-8")
+    reports: list[PageReport] = []
+    has_text = False
+    preview = PreviewOf(PageLimits().preview_chars)
+    for index, source in enumerate(sources.values()):
+        page = read_page(store, source)
+        if index:
+            text.write(separator)
+        text.write(page.text.encode("utf-8"))
+        md = page.to_markdown()
+        if md:
+            _append_joined(markdown, md.encode("utf-8"))
+        if page_files:
+            put_json(store, prefix + page_file(page.number), page.to_dict())
+        reports.append(page.report)
+        has_text = has_text or bool(page.text.strip())
+        preview.add(page.text)
+    return _ReadPages(reports, has_text, preview.value())
+
+
+def _append_joined(spool: Spool, part: bytes) -> None:
+    """``part`` after what ``spool`` holds, a blank line between (as :class:`_Joined` joins)."""
+    if not part:
+        return
+    if spool.size:
+        spool.write(b"\n\n")
+    spool.write(part)
+
+
+def _own_text(store: ObjectStore, sources: dict[int, PageSource]) -> str:
+    return PAGE_SEPARATOR.join(read_page(store, source).text for source in sources.values())
