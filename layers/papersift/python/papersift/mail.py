@@ -30,7 +30,7 @@ MAX_MIME_DEPTH = 64
 
 @dataclass
 class BodyPart:
-    #: "plain" or "html"
+    #: "plain", "html" or "rtf" (Outlook's rich text, decompressed; formats.eml reads it as RTF)
     subtype: str
     text: str
 
@@ -190,12 +190,13 @@ def parse_outlook(data: bytes) -> MailParts:
         parts = MailParts(headers=[(name, " ".join(value.split())) for name, value in headers if value.strip()])
         body = string(_BODY)
         html = string(_HTML_BODY) or _binary(ole, f"__substg1.0_{_HTML_BODY}0102").decode("utf-8", "replace")
-        if not body.strip() and not html.strip():
-            body = _rtf_body(_binary(ole, f"__substg1.0_{_RTF_BODY}0102"))
+        rtf = "" if body.strip() or html.strip() else _rtf_body(_binary(ole, f"__substg1.0_{_RTF_BODY}0102"))
         if body.strip():
             parts.bodies.append(BodyPart("plain", body))
         elif html.strip():
             parts.bodies.append(BodyPart("html", html))
+        elif rtf:
+            parts.bodies.append(BodyPart("rtf", rtf))
         storages = sorted({entry[0] for entry in ole.listdir(streams=True, storages=True)
                            if _ATTACHMENT_STORAGE.fullmatch(entry[0])})
         for number, storage in enumerate(storages, 1):
@@ -209,16 +210,14 @@ def parse_outlook(data: bytes) -> MailParts:
 
 
 def _rtf_body(compressed: bytes) -> str:
-    """The text of a compressed RTF body; empty when there is none or it does not decompress (the
-    headers and attachments still stand)."""
+    """A compressed RTF body decompressed, as Latin-1 (which round-trips every byte: RTF says its own code page);
+    empty when there is none or it does not decompress (the headers and attachments still stand)."""
     if not compressed:
         return ""
     from compressed_rtf import decompress
 
-    from papersift.formats.rtf import rtf_to_text
-
     try:
-        return rtf_to_text(decompress(compressed))
+        return decompress(compressed).decode("latin-1")
     except Exception:  # compressed_rtf raises bare Exception on a bad header or CRC
         return ""
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from papersift.content import PageContent
 from papersift.formats._units import text_unit
 from papersift.formats.markup import read_html
+from papersift.formats.rtf import rtf_to_text
 from papersift.mail import MailParts, parse_message, parse_outlook
 from papersift.settings import Settings
 
@@ -38,6 +39,8 @@ def _message_unit(parse: Callable[[bytes], MailParts], data: bytes) -> PageConte
         if body.subtype == "html":
             text, _markdown, _tables, cut = read_html(body.text)
             truncated = truncated or cut
+        elif body.subtype == "rtf":
+            text = rtf_to_text(body.text.encode("latin-1"))
         else:
             text = body.text.replace("\r\n", "\n")
         if text.strip():
