@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from papersift import __version__, archives, cleaning, formats
+from papersift import __version__, archives, cleaning, formats, structure
 from papersift.content import PageContent
 from papersift.errors import input_error_code
 from papersift.isolation import Limits, run_once
@@ -54,6 +54,7 @@ from papersift.steps.contracts import (
     Route,
 )
 from papersift.storage import ObjectStore
+from papersift.structure import OutlineEntry
 from papersift.verdict import archive_verdict, document_verdict, holder_verdict
 from papersift.workfiles import (
     errors_prefix,
@@ -61,6 +62,7 @@ from papersift.workfiles import (
     members_key,
     ocr_prefix,
     ocr_survey_key,
+    outline_key,
     pages_prefix,
     plan_key,
     put_json,
@@ -118,6 +120,10 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     report.timings = {"plan": plan.seconds if plan else 0.0,
                       "extract_pages": round(sum(p.report.seconds for p in pages), 4)}
     held = _held_members(store, report, plan, settings) if failure is None else None
+    if report.detected_type == "pdf":
+        structure_started = time.perf_counter()
+        mark_structure(pages, _outline(store, doc_id))
+        report.timings["structure"] = round(time.perf_counter() - structure_started, 4)
     write_results(store, report, pages, page_files, held)
     own_text = PAGE_SEPARATOR.join(p.text for p in pages)
     if held is not None and held.cleaned is not None:
@@ -137,6 +143,20 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
 
     return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
+
+
+def _outline(store: ObjectStore, doc_id: str) -> list[OutlineEntry]:
+    if not store.exists(outline_key(doc_id)):  # most PDFs have none: the plan wrote nothing
+        return []
+    return [OutlineEntry(**entry) for entry in get_json(store, outline_key(doc_id))]
+
+
+def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
+    """Give each page its structure blocks (running heads, page numbers, outline headings),
+    decided over the whole document; units whose Markdown is their own are left alone."""
+    lines = [page.body_lines() if page.markdown is None else [] for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline), strict=True):
+        page.blocks = blocks
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)
