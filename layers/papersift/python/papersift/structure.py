@@ -100,15 +100,24 @@ def _end_number(line: str) -> int | None:
     return int(found.group(1) or found.group(2))
 
 
-def _edges(lines: Sequence[str]) -> list[tuple[int, str]]:
-    """(index, position) of a page's non-blank lines in its first and last ``EDGE_LINES``; none on
-    a page of fewer than three lines (a running line stands apart from a body)."""
-    filled = [i for i, line in enumerate(lines) if line.strip()]
+def _edges(lines: Sequence[str], taken: dict[int, str], inner: bool) -> list[tuple[int, str]]:
+    """(index, position) of a page's non-blank lines in its first and last ``EDGE_LINES``, lines
+    already set apart aside; none on a page of fewer than three lines (a running line stands apart
+    from a body). ``inner``: only at an edge that has lines set apart already (the next line of a
+    head of several lines)."""
+    filled = [i for i, line in enumerate(lines) if line.strip() and i not in taken]
     if len(filled) < EDGE_LINES + 1:
         return []
     top = [(i, HEADER) for i in filled[:EDGE_LINES]]
     bottom = [(i, FOOTER) for i in filled[-EDGE_LINES:] if i not in {t for t, _ in top}]
+    if inner:
+        top = top if any(i < filled[0] for i in taken) else []
+        bottom = bottom if any(i > filled[-1] for i in taken) else []
     return top + bottom
+
+
+#: rounds of peeling: a head of three lines (title, subtitle, page number) comes off in two
+PEEL_ROUNDS = 3
 
 
 def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
@@ -119,14 +128,23 @@ def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
     fill at least half of the span between its first and last (a section's own head). A number
     alone is a page number when a neighbouring page carries one at the same edge that differs by
     as many as the pages do; so is a head or foot that starts or ends with such a number (a
-    section's head on its pages, the page number with it)."""
+    section's head on its pages, the page number with it). Lines found are peeled off and the
+    edges looked at again, for heads of several lines."""
     found: list[dict[int, str]] = [{} for _ in pages]
     if len(pages) < MIN_RUNNING_PAGES:
         return found
+    for peel in range(PEEL_ROUNDS):
+        if not _peel(pages, found, inner=peel > 0):
+            break
+    return found
+
+
+def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bool) -> bool:
+    """One round of ``running_lines``: adds what it finds to ``found``; whether it found any."""
     seen: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     numbers: dict[tuple[str, str], dict[int, tuple[int, int]]] = defaultdict(dict)
     for page_index, lines in enumerate(pages):
-        for line_index, position in _edges(lines):
+        for line_index, position in _edges(lines, found[page_index], inner):
             value = _bare_number(lines[line_index])
             if value is not None:
                 numbers[(position, PAGE_NUMBER)].setdefault(page_index, (line_index, value))
@@ -140,12 +158,13 @@ def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
             entries = seen[(position, key)]
             if not entries or entries[-1][0] != page_index:
                 entries.append((page_index, line_index))
+    added = False
     needed = max(MIN_RUNNING_PAGES, math.ceil(RUNNING_SHARE * len(pages)))
     for (position, _), entries in seen.items():
         span = entries[-1][0] - entries[0][0] + 1
         if len(entries) >= needed or (len(entries) >= MIN_RUNNING_PAGES and len(entries) >= RUN_DENSITY * span):
             for page_index, line_index in entries:
-                found[page_index][line_index] = position
+                added |= found[page_index].setdefault(line_index, position) == position
     for (_, role), by_page in numbers.items():
         numbered = sorted(by_page)
         confirmed = [
@@ -156,7 +175,8 @@ def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
         if len(confirmed) >= MIN_RUNNING_PAGES:
             for page in confirmed:
                 found[page][by_page[page][0]] = role
-    return found
+                added = True
+    return added
 
 
 def _heading_key(text: str) -> str:
@@ -168,9 +188,23 @@ def _heading_key(text: str) -> str:
 _NUMBERING = re.compile(r"(?:\d{1,3}|[ivxlcdm]{1,6}|[a-z])(?:[.:)]|\.\d{1,3})*[.:)\-]?")
 
 
+#: a label before a colon (``10:``, ``chapter1:``, ``chapterten:``) is at most this long, and the
+#: title after it at least this long, for a title and a line to match on what follows their labels
+_LABEL_CHARS, _LABELLED_TITLE_CHARS = 20, 3
+
+
+def _after_label(key: str) -> str:
+    label, colon, rest = key.partition(":")
+    return rest if colon and 0 < len(label) <= _LABEL_CHARS and len(rest) >= _LABELLED_TITLE_CHARS else ""
+
+
 def _reads_as(joined: str, title: str) -> bool:
-    """The lines read as the title, or as the title after the number the page gives it."""
-    return joined == title or (joined.endswith(title) and _NUMBERING.fullmatch(joined[: -len(title)]) is not None)
+    """The lines read as the title, or as the title after the number the page gives it, or both
+    name the same thing after their own label (``10: "Property"`` printed ``CHAPTER TEN: “Property”``)."""
+    if joined == title or (joined.endswith(title) and _NUMBERING.fullmatch(joined[: -len(title)]) is not None):
+        return True
+    rest = _after_label(title)
+    return bool(rest) and rest == _after_label(joined)
 
 
 def outline_headings(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
