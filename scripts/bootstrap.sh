@@ -59,7 +59,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-if [ -f package.json ] && [ ! -x node_modules/.bin/cdk ]; then
+if [ -f package.json ] && { [ ! -x node_modules/.bin/cdk ] || [ ! -x node_modules/.bin/node ]; }; then
   echo "bootstrap: installing the aws-cdk CLI (npm)" >&2
   if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
 fi

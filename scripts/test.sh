@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+# the project's own Node 22 (npm ci) for the CDK CLI and jsii, before the machine's
+export PATH="$PWD/node_modules/.bin:$PATH"
 .venv/bin/ruff check .
 .venv/bin/mypy
 for handler in functions/*/app.py; do

@@ -33,7 +33,6 @@ OPTIONAL_TOOLS = (
     ("zstd", "zstd", "zstd streams"),
     ("antiword", "antiword", "Word 97-2003 .doc"),
     ("catdoc", "catdoc", ".doc when antiword cannot read it"),
-    ("node", "nodejs", "the CDK deployment"),
     ("buildah", "buildah", "building the Lambda images"),
 )
 #: below this much free space in the output folder a corpus run may not finish
@@ -59,6 +58,22 @@ def tesseract_languages() -> set[str] | None:
         return None
     proc = subprocess.run([binary, "--list-langs"], capture_output=True, text=True, timeout=30, check=False)
     return {line.strip() for line in proc.stdout.splitlines()[1:] if line.strip()}
+
+
+#: the oldest Node.js in support (20 reached its end of life in April 2026); jsii warns below it
+MIN_NODE_MAJOR = 22
+
+
+def node_runtime(root: Path) -> tuple[str, int] | None:
+    """The Node.js the CDK CLI and the jsii runtime run on (the project's own, from npm ci, before
+    the machine's) and its major version, or None without one."""
+    local = root / "node_modules" / ".bin" / "node"
+    binary = str(local) if local.exists() else shutil.which("node")
+    if binary is None:
+        return None
+    proc = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    major = proc.stdout.strip().lstrip("v").split(".")[0]
+    return binary, int(major) if major.isdigit() else 0
 
 
 def cdk_cli(root: Path) -> str | None:
@@ -89,6 +104,14 @@ def checks(settings: Settings, out: Path, root: Path) -> list[Check]:
     for binary, package, purpose in OPTIONAL_TOOLS:
         path = shutil.which(binary)
         found.append(Check(binary, path is not None, path or f"missing ({purpose}): apt install {package}"))
+    node = node_runtime(root)
+    hint = f"(the CDK CLI): npm ci installs Node {MIN_NODE_MAJOR} into node_modules/.bin"
+    if node is None:
+        found.append(Check("node", False, f"missing {hint}"))
+    else:
+        binary, major = node
+        found.append(Check("node", major >= MIN_NODE_MAJOR, f"{binary} (Node {major})" if major >= MIN_NODE_MAJOR
+                           else f"Node {major} is past its end of life {hint}"))
     cdk = cdk_cli(root)
     found.append(Check("cdk", cdk is not None, cdk or "missing (the CDK deployment): npm ci (node_modules/.bin/cdk)"))
     target = out if out.exists() else out.parent

@@ -17,7 +17,8 @@ router = Router()
 @router.get("/documents/<doc_id>/<kind>", summary="A presigned GET URL of one result of the document",
             description=f"text: {TEXT_FILE} (pages separated by form feeds); markdown: {MARKDOWN_FILE} with the "
                         f"tables; report: {REPORT_FILE}, also inline when small; view: {REPORT_PAGE_FILE}, the page "
-                        "a person reads.",
+                        "a person reads (an archive's: a copy whose member links are presigned GETs of each "
+                        "member's page, as a relative link from a presigned URL is not).",
             responses=responses(200, "A presigned GET URL", 400, 404), tags=["results"])
 def result(doc_id: DocId, kind: Annotated[ResultKind, Path(description="which result")]) -> ResultLink:
     return catalog_of(router).result_link(doc_id, kind)

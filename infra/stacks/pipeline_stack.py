@@ -54,6 +54,7 @@ from infra.stacks.nag import acknowledge
 from infra.stacks.operations import Operations, Watched
 from infra.workflow import PLACEHOLDERS, definition_text
 from papersift import listing
+from papersift.catalog import view_copy_days
 from papersift.errors import SettingsError
 from papersift.layout import (
     ADMISSION_DELAY_ENV,
@@ -65,6 +66,7 @@ from papersift.layout import (
     STATE_MACHINE_ARN_ENV,
     TEXTRACT_ENABLED,
     TEXTRACT_ENABLED_ENV,
+    VIEWS_PREFIX,
     WORK_PREFIX,
 )
 from papersift.ocr.routing import uses_textract
@@ -106,6 +108,12 @@ class PipelineStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.settings = settings_from_context(self.node.try_get_context(CONTEXT_KEY))
         Tags.of(self).add("project", "papersift")
+        if not self.settings.container_base_image:
+            Annotations.of(self).add_warning_v2(
+                "papersift:BaseImageNotPinned",
+                "the container image builds on functions/Dockerfile's BASE_IMAGE tag, which moves upstream: "
+                "pin it by digest with the container_base_image setting before deploying (docs/operations.md).",
+            )
 
         # 1. Storage: drops, work files and results in one bucket; one item per document.
         self.bucket = self._bucket()
@@ -237,6 +245,14 @@ class PipelineStack(Stack):
                     expiration=Duration.days(self.settings.upload_expiry_days),
                     noncurrent_version_expiration=Duration.days(1),
                 ) for name, prefix in (("api-uploads", API_UPLOAD_PREFIX), ("archive-members", MEMBERS_PREFIX))),
+                # the API's view copies with presigned member links: a copy is served for one
+                # expiry window and its links outlive it by one link lifetime, never longer
+                s3.LifecycleRule(
+                    id="expire-views",
+                    prefix=VIEWS_PREFIX,
+                    expiration=Duration.days(view_copy_days(self.settings)),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
                 s3.LifecycleRule(
                     id="expire-old-versions",
                     noncurrent_version_expiration=Duration.days(30),
@@ -363,7 +379,9 @@ class PipelineStack(Stack):
         code = lambda_.DockerImageCode.from_image_asset(
             str(ROOT),
             file=CONTAINER_DOCKERFILE,
-            build_args={"FUNCTION": name},
+            build_args={"FUNCTION": name,
+                        **({"BASE_IMAGE": self.settings.container_base_image}
+                           if self.settings.container_base_image else {})},
             platform=IMAGE_PLATFORM,
             # the build context is the repository root: send only what the Dockerfile copies
             ignore_mode=IgnoreMode.DOCKER,
@@ -396,11 +414,14 @@ class PipelineStack(Stack):
     def _api_function(self) -> lambda_.Function:
         """The API's Lambda: 29 s is API Gateway's integration limit. It presigns uploads under
         incoming/api/ (a presigned URL carries its signer's rights), reads and presigns results,
+        writes and presigns an archive's view copies under views/,
         and deletes a document's objects, every version of them."""
         fn = self._function(API, environment={STATE_MACHINE_ARN_ENV: self.state_machine.state_machine_arn})
         self.bucket.grant_put(fn, f"{API_UPLOAD_PREFIX}*")
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
-        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX]
+        self.bucket.grant_put(fn, f"{VIEWS_PREFIX}*")  # an archive's view: a copy with presigned member links
+        self.bucket.grant_read(fn, f"{VIEWS_PREFIX}*")
+        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX]
         fn.add_to_role_policy(iam.PolicyStatement(
             actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
             resources=[self.bucket.arn_for_objects(f"{prefix}*") for prefix in owned]))
@@ -537,6 +558,10 @@ class PipelineStack(Stack):
             (
                 f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{MEMBERS_PREFIX}*]",
                 "Unpack uploads archive members under members/<doc_id>/, known only at run time.",
+            ),
+            (
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{VIEWS_PREFIX}*]",
+                "The API writes view copies under views/<doc_id>/, known only at run time.",
             ),
             (
                 f"AwsSolutions-IAM5[Resource::<{table}.Arn>/index/*]",

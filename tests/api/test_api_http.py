@@ -10,8 +10,10 @@ import base64
 import json
 import threading
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import requests
@@ -182,11 +184,61 @@ def test_a_pdfs_attachments_are_listed_with_their_kind_and_deleted_with_it(api: 
         assert client.call("GET", f"/documents/{gone}").status_code == 404
 
 
+class _MemberLinks(HTMLParser):
+    """doc_id -> href of each member link of a report.html, as a browser's tokenizer reads them."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.hrefs: dict[str, str] = {}
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "a" and found.get("data-member-doc"):
+            self.hrefs[str(found["data-member-doc"])] = str(found.get("href"))
+
+
+def test_an_archives_view_links_each_member_to_its_own_page_from_the_presigned_url(
+        api: LocalApi, client: ApiClient) -> None:
+    """A relative member link from a presigned URL is an unsigned request S3 refuses: the view the
+    API hands out links each member by a presigned GET, a browser follows it to the member's page."""
+    archive = zip_bytes({"a/first.txt": b"The first member speaks of rivers.\n",
+                         "second.txt": b"The second member speaks of hills.\n"})
+    doc_id = inline(client, "two members.zip", archive)
+    document = client.wait_finished(doc_id)
+    members = {m["path"]: m["doc_id"] for m in document["members"]}
+    assert set(members) == {"a/first.txt", "second.txt"}
+
+    view = client.json("GET", f"/documents/{doc_id}/view")
+    page = fetch(view).decode("utf-8")
+    assert view["size"] == len(page.encode("utf-8"))
+    stored_key = f"results/{doc_id}/report.html"
+    relative = _MemberLinks(api.aws.results.read(stored_key).decode("utf-8")).hrefs
+    stored_url = api.aws.client("s3").generate_presigned_url("get_object", Params={"Bucket": api.aws.bucket,
+                                                                                  "Key": stored_key})
+    assert requests.get(urljoin(stored_url, relative[members["second.txt"]]), timeout=30).status_code == 403, \
+        "the stored page's relative link, followed from a presigned URL, is refused"
+    links = _MemberLinks(page).hrefs
+    assert set(links) == set(members.values())
+    for path, member in members.items():
+        followed = requests.get(links[member], timeout=30)
+        assert followed.status_code == 200, followed.text
+        assert followed.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert "<title>" in followed.text and path.rpartition("/")[2] in followed.text
+        assert f"results/{member}/report.html" in links[member] and "X-Amz-Signature=" in links[member]
+    again = client.json("GET", f"/documents/{doc_id}/view")
+    assert again["url"].split("?")[0] == view["url"].split("?")[0], "the copy is reused within its window"
+    single = inline(client, "plain.txt", b"No members here.\n")
+    client.wait_finished(single)
+    assert f"/results/{single}/report.html" in client.json("GET", f"/documents/{single}/view")["url"]
+
+
 def test_delete_removes_results_work_files_members_and_items_of_an_archive(api: LocalApi, client: ApiClient) -> None:
     archive = zip_bytes({"a/first.txt": b"The first member speaks of rivers.\n",
                          "second.txt": b"The second member speaks of hills.\n"})
     doc_id = inline(client, "bundle.zip", archive)
     document = client.wait_finished(doc_id)
+    assert f"/views/{doc_id}/" in client.json("GET", f"/documents/{doc_id}/view")["url"], "a copy to delete"
     assert document["member_count"] == 2 and {m["path"] for m in document["members"]} == {"a/first.txt",
                                                                                           "second.txt"}
     members = [m["doc_id"] for m in document["members"]]

@@ -290,3 +290,33 @@ def test_assemble_with_a_result_put_refused_writes_no_report_and_no_item(aws, la
     assert "results/drefused/report.json" not in {obj["Key"] for obj in listed}
     assert "results/drefused/report.json" not in written
     assert "Item" not in aws["table"].get_item(Key={"doc_id": "drefused"})
+
+
+#: S3's billing classes, by the API operation boto3 sends
+S3_PUT_CLASS = frozenset({"PutObject", "CopyObject", "ListObjectsV2", "CreateMultipartUpload", "UploadPart",
+                          "CompleteMultipartUpload"})
+S3_GET_CLASS = frozenset({"GetObject", "HeadObject"})
+
+
+def test_the_ledgers_s3_requests_are_the_requests_the_handlers_sent_to_s3(aws, lambda_context):
+    key = "incoming/minutes.pdf"
+    aws["s3"].put_object(Bucket=BUCKET, Key=key, Body=numbered_pdf(3))
+    sent: dict[str, int] = {"put": 0, "get": 0}
+
+    def count(model: Any, **_: Any) -> None:
+        if model.name in S3_PUT_CLASS:
+            sent["put"] += 1
+        elif model.name in S3_GET_CLASS:
+            sent["get"] += 1
+
+    steps = {name: load_handler(name) for name in ("plan", "extract", "assemble")}
+    for step in steps.values():
+        step.s3.meta.events.register("before-call.s3", count)
+    run_input = {"doc_id": "dcount1", "bucket": BUCKET, "key": key, "source_name": "minutes.pdf"}
+    plan = steps["plan"].handler(run_input, lambda_context)
+    for batch in plan["batches"]:
+        steps["extract"].handler(batch, lambda_context)
+    steps["assemble"].handler({**run_input, "plan": plan}, lambda_context)
+    report = json.loads(aws["s3"].get_object(Bucket=BUCKET, Key="results/dcount1/report.json")["Body"].read())
+    assert report["cost"]["s3_requests"] == sent
+    assert report["cost"]["usd"]["s3"] > 0

@@ -130,6 +130,16 @@ def test_api_uploads_and_archive_members_expire_by_a_lifecycle_rule(iam: Templat
         assert rules[rule_id]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}
 
 
+def test_the_apis_view_copies_expire_once_no_link_to_them_can_still_be_valid(iam: Template) -> None:
+    """An archive's view copy is handed out for one link lifetime and each URL lasts one more
+    (900 s by default): a day, old versions a day later."""
+    bucket = next(v["Properties"] for v in iam.find_resources("AWS::S3::Bucket").values()
+                  if v["Properties"].get("VersioningConfiguration"))
+    rule = next(r for r in bucket["LifecycleConfiguration"]["Rules"] if r["Id"] == "expire-views")
+    assert (rule["Prefix"], rule["ExpirationInDays"], rule["Status"]) == ("views/", 1, "Enabled")
+    assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}
+
+
 def test_the_table_has_the_listing_indexes_the_api_queries(iam: Template) -> None:
     table = next(iter(iam.find_resources("AWS::DynamoDB::Table").values()))["Properties"]
     indexes = {i["IndexName"]: i for i in table["GlobalSecondaryIndexes"]}
@@ -147,11 +157,13 @@ def test_the_api_function_presigns_uploads_only_under_incoming_api_and_deletes_o
     policy = next(v["Properties"]["PolicyDocument"] for v in iam.find_resources("AWS::IAM::Policy").values()
                   if {"Ref": role} in v["Properties"]["Roles"])
     text = json.dumps(policy)
-    puts = [s for s in policy["Statement"] if "s3:PutObject" in s["Action"]]
-    assert len(puts) == 1 and "/incoming/api/*" in json.dumps(puts[0]["Resource"])
+    puts = [json.dumps(r) for s in policy["Statement"] if "s3:PutObject" in s["Action"]
+            for r in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])]
+    assert sorted(r.split("/")[-2] for r in puts) == ["api", "views"], puts  # uploads; an archive's view copies
+    assert "/incoming/api/*" in puts[0] + puts[-1]
     deletes = next(s for s in policy["Statement"] if "s3:DeleteObjectVersion" in s["Action"])
     assert sorted(json.dumps(r).split("/")[-2] for r in deletes["Resource"]) == [
-        "api", "members", "results", "work"]
+        "api", "members", "results", "views", "work"]
     assert "states:StartExecution" not in text, "the API never starts runs: uploads do"
 
 

@@ -433,3 +433,29 @@ def test_an_unbuilt_layer_still_synthesizes_but_warns_not_to_deploy(
     stack = PipelineStack(App(context=FAST), "Fresh")
     Annotations.from_stack(stack).has_warning("*", Match.string_like_regexp("build/layers/deps is empty"))
     assert (tmp_path / "deps" / "python").is_dir()
+
+
+PINNED_BASE = "public.ecr.aws/docker/library/python:3.12-slim-bookworm@sha256:" + "ab" * 32
+
+
+def test_a_pinned_base_image_reaches_every_container_functions_build() -> None:
+    from aws_cdk import App
+
+    from infra.stacks.pipeline_stack import PipelineStack
+
+    app = App(context={"papersift": {"container_base_image": PINNED_BASE}})
+    stack = PipelineStack(app, "Pinned")
+    assembly = app.synth()
+    manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
+    build_args = [image["source"]["dockerBuildArgs"] for image in manifest["dockerImages"].values()]
+    assert build_args and all(args.get("BASE_IMAGE") == PINNED_BASE for args in build_args)
+    assert not [m for m in assembly.get_stack_artifact(stack.artifact_id).messages
+                if "BaseImageNotPinned" in str(m.entry.data)]
+
+
+def test_a_base_image_by_tag_alone_is_refused_naming_the_setting() -> None:
+    from papersift.errors import SettingsError
+    from papersift.settings import Settings
+
+    with pytest.raises(SettingsError, match="container_base_image"):
+        Settings(container_base_image="python:3.12-slim-bookworm")

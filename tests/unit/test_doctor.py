@@ -51,3 +51,17 @@ def test_doctor_on_a_complete_machine_says_ok_for_python_and_tesseract(tmp_path:
     assert "OK   python:" in proc.stdout and "OK   pypdf:" in proc.stdout
     if shutil.which("tesseract"):
         assert "OK   tesseract: languages" in proc.stdout
+
+
+@pytest.mark.parametrize(("version", "verdict"), [("v20.20.2", "past its end of life"), ("v22.23.3", "(Node 22)")])
+def test_doctor_judges_the_node_the_cdk_cli_runs_on(tmp_path: Path, version: str, verdict: str) -> None:
+    """The project's own node (npm ci puts Node 22 in node_modules/.bin) before the machine's."""
+    from papersift.settings import Settings
+    from papersift_cli.doctor import checks
+
+    node = tmp_path / "node_modules" / ".bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_text(f"#!/bin/sh\necho {version}\n")
+    node.chmod(0o755)
+    (found,) = [check for check in checks(Settings(), tmp_path, tmp_path) if check.name == "node"]
+    assert verdict in found.detail and found.ok == version.startswith("v22"), found

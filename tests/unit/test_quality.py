@@ -123,7 +123,7 @@ def test_a_long_page_of_clean_prose_is_trusted() -> None:
 def test_languages_without_a_dictionary_are_not_taken_for_a_cipher(language: str) -> None:
     verdict = assess_text(NO_DICTIONARY[language])
     assert_clean(verdict)
-    assert "low_confidence" in verdict.signals
+    assert {"unlisted_language", "few_dictionary_words"} & set(verdict.signals)
     assert verdict.confidence <= 0.5
     assert verdict.language is None
 
@@ -236,7 +236,7 @@ def test_codes_landing_on_punctuation_are_suspect() -> None:
     assert "low_letter_ratio" in verdict.signals
 
 
-def test_numeric_table_is_low_confidence_not_corrupt() -> None:
+def test_numeric_table_is_trusted_as_mostly_numbers_not_corrupt() -> None:
     rng = random.Random(5)
     rows = ["Revenue Cost Margin Total"] + [
         " ".join(f"{rng.randint(1, 9)},{rng.randint(100, 999)}.{rng.randint(0, 9)}" for _ in range(6))
@@ -245,7 +245,7 @@ def test_numeric_table_is_low_confidence_not_corrupt() -> None:
     ]
     verdict = assess_text("\n".join(rows))
     assert_clean(verdict)
-    assert "low_confidence" in verdict.signals
+    assert "mostly_numbers" in verdict.signals
     assert verdict.confidence < 0.7
 
 

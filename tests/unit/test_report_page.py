@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 
 from PIL import Image
 
+from papersift.catalog import member_links_of, with_member_links
 from papersift.report import ExtractionReport, MemberReport, PageReport
 from papersift.report_page import (
     PageLimits,
@@ -147,6 +148,28 @@ def test_member_tree_nests_by_path_links_member_reports_and_keeps_statuses() -> 
     assert tree.count("archive member") == 4  # every member says what held it, as attachments do
 
 
+def test_member_links_are_rewritten_to_the_given_urls_and_nothing_else_changes() -> None:
+    """The API presigns each member link of an archive's page: exactly the marked links change,
+    a URL's query is escaped in the attribute, a member's name that imitates a link stays text."""
+    members = [MemberReport(path="docs/a.pdf", status="clean", doc_id="dA"),
+               MemberReport(path=f'<a data-member-doc="dA" href="x">{HOSTILE}.txt', status="clean",
+                            reason='<a data-member-doc="dA" href="../dA/report.html">', doc_id="dB"),
+               MemberReport(path="c.txt", status="clean", doc_id="dC")]
+    html = render_report_page(report([page(1)], detected_type="zip", members=members),
+                              {1: '<a data-member-doc="dA" href="../dA/report.html">'})
+    assert sorted(member_links_of(html)) == ["dA", "dB", "dC"], "each member once, the look-alikes are text"
+    signed = {"dA": "https://bucket.s3.amazonaws.com/results/dA/report.html?X-Amz-Signature=ab&X-Amz-Expires=900",
+              "dB": "https://bucket.s3.amazonaws.com/results/dB/report.html?X-Amz-Signature=cd"}
+    rewritten = with_member_links(html, signed)
+    hrefs = {a["data-member-doc"]: a["href"] for a in _Elements(rewritten).find("a") if "data-member-doc" in a}
+    assert hrefs == {**signed, "dC": "../dC/report.html"}, "an unlisted member keeps its relative link"
+    assert "&amp;X-Amz-Expires=900" in rewritten
+    changed = [line for line in rewritten.splitlines() if line not in html.splitlines()]
+    assert len(changed) == 1 and "member-tree" in changed[0], "only the tree's links changed"
+    assert rewritten.replace(signed["dA"].replace("&", "&amp;"), "").count("X-Amz") == 1  # dB's, once
+    assert with_member_links(html, {}) == html
+
+
 def test_member_tree_says_which_members_are_a_pdfs_or_an_emails_attachments() -> None:
     members = [MemberReport(path="attachments/a.pdf", status="clean", kind="pdf_attachment", doc_id="dA"),
                MemberReport(path="attachments/b.txt", status="clean", kind="email_attachment", doc_id="dB")]
@@ -176,6 +199,7 @@ def test_dollars_keep_cents_and_the_fractions_a_small_document_costs() -> None:
 
     assert [dollars(v) for v in (0, 0.5, 12.0, 1234.5678, 0.000509)] == [
         "$0.00", "$0.50", "$12.00", "$1,234.5678", "$0.000509"]
+    assert dollars(0.0000004) == "< $0.000001", "one SQS request is not shown as nothing"
 
 
 def test_a_trusted_documents_ocr_pages_are_not_called_pages_to_review() -> None:

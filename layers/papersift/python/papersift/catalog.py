@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import json
+import math
+import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +57,7 @@ from papersift.layout import (
     JSON_CONTENT_TYPE,
     MARKDOWN_CONTENT_TYPE,
     MARKDOWN_FILE,
+    MEMBER_LINK_ATTRIBUTE,
     MEMBERS_PREFIX,
     REPORT_FILE,
     REPORT_PAGE_FILE,
@@ -61,6 +65,7 @@ from papersift.layout import (
     TEXT_FILE,
     members_prefix,
     results_prefix,
+    views_prefix,
     work_prefix,
 )
 from papersift.listing import decode_token, encode_token, listing_attributes, query_arguments
@@ -85,6 +90,34 @@ RESULT_FILES: Mapping[str, tuple[str, str]] = {
 }
 #: prefixes of objects papersift itself wrote as a document's source (deleted with the document)
 OWNED_SOURCE_PREFIXES = (API_UPLOAD_PREFIX, MEMBERS_PREFIX)
+#: a member link exactly as report.html writes it: the marking attribute first, then the href (Jinja
+#: escapes every value, so neither holds a quote, and a member's name or reason can never look like one)
+_MEMBER_LINK = re.compile(f'<a {MEMBER_LINK_ATTRIBUTE}="(?P<doc_id>[^"]*)" href="[^"]*">')
+#: SigV4's longest presigned URL
+MAX_PRESIGN_SECONDS = 7 * 24 * 3600
+
+
+def view_copy_days(settings: Settings) -> int:
+    """How long a view copy is needed, in whole days for a lifecycle rule: it is handed out for
+    one expiry window and each URL of it lasts one link lifetime more."""
+    return max(1, math.ceil(2 * settings.api_download_url_seconds / 86_400))
+
+
+def member_links_of(page: str) -> list[str]:
+    """The doc_ids report.html links as members, in page order."""
+    return [match["doc_id"] for match in _MEMBER_LINK.finditer(page)]
+
+
+def with_member_links(page: str, links: Mapping[str, str]) -> str:
+    """report.html with each member link marked by ``MEMBER_LINK_ATTRIBUTE`` pointing at
+    ``links[doc_id]`` (a member not in ``links`` keeps its link). Only the marked links change:
+    the rest of the page is never parsed."""
+    def relinked(match: re.Match[str]) -> str:
+        url = links.get(match["doc_id"])
+        if url is None:
+            return match[0]
+        return f'<a {MEMBER_LINK_ATTRIBUTE}="{match["doc_id"]}" href="{html.escape(url, quote=True)}">'
+    return _MEMBER_LINK.sub(relinked, page)
 
 
 def _now() -> datetime:
@@ -290,14 +323,42 @@ class Catalog:
         if size is None:
             raise DocumentNotFoundError(f"document {doc_id} has no {file_name}")
         seconds = self.settings.api_download_url_seconds
-        url = self.s3.generate_presigned_url(
-            "get_object", ExpiresIn=seconds, HttpMethod="GET",
-            Params={"Bucket": self.bucket, "Key": key, "ResponseContentType": content_type})
+        if kind == "view" and item.get("member_count"):
+            key, size = self._view_with_member_links(doc_id, key, str(listed[0].get("ETag", "")).strip('"'))
+        url = self._presigned_get(key, content_type, seconds)
         report = None
         if kind == "report" and size <= self.settings.api_inline_report_bytes:
             report = json.loads(self.store.get(key))
         return ResultLink(doc_id=doc_id, kind=kind, url=url, content_type=content_type, expires_in=seconds,
                           size=size, report=report)
+
+    def _presigned_get(self, key: str, content_type: str, seconds: int) -> str:
+        return str(self.s3.generate_presigned_url(
+            "get_object", ExpiresIn=seconds, HttpMethod="GET",
+            Params={"Bucket": self.bucket, "Key": key, "ResponseContentType": content_type}))
+
+    def _view_with_member_links(self, doc_id: str, page_key: str, etag: str) -> tuple[str, int]:
+        """The key and size of a copy of an archive's report.html whose member links are presigned
+        GETs of each member's report.html: a relative link from a presigned URL is an unsigned
+        request S3 refuses. One copy per expiry window and version of the page (its ETag), reused
+        within the window; its member links outlive the window by a whole link lifetime, so they
+        last at least as long as any outer link handed out for the copy. Members of members are
+        linked when their own view is asked for."""
+        seconds = self.settings.api_download_url_seconds
+        now = self.clock().timestamp()
+        window = int(now // seconds)
+        copy_key = f"{views_prefix(doc_id)}{window}-{etag}/{REPORT_PAGE_FILE}"
+        listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=copy_key, MaxKeys=1).get("Contents", [])
+        size = next((int(obj["Size"]) for obj in listed if obj["Key"] == copy_key), None)
+        if size is not None:
+            return copy_key, size
+        page = self.store.get(page_key).decode("utf-8")
+        lifetime = min(MAX_PRESIGN_SECONDS, int((window + 1) * seconds - now) + seconds)
+        links = {member: self._presigned_get(results_prefix(member) + REPORT_PAGE_FILE, HTML_CONTENT_TYPE, lifetime)
+                 for member in dict.fromkeys(member_links_of(page))}
+        data = with_member_links(page, links).encode("utf-8")
+        self.store.put(copy_key, data, HTML_CONTENT_TYPE)
+        return copy_key, len(data)
 
     # -- listing -------------------------------------------------------------------------------
 
@@ -314,7 +375,7 @@ class Catalog:
     # -- delete --------------------------------------------------------------------------------
 
     def delete(self, doc_id: str) -> DeleteResult:
-        """Remove a document's results, work files, members (documents of their own) and items,
+        """Remove a document's results, work files, view copies, members (documents of their own) and items,
         every object version of them, and the source when papersift wrote it (an API upload, an
         archive member). Refused while the document (or its archive) is still being processed; 404
         when nothing of it is left (a second DELETE), like GET."""
@@ -328,7 +389,8 @@ class Catalog:
                 self.store.exists(str(item.get("source_key") or "")):
             raise DocumentRunningError(f"document {doc_id} was uploaded and its run is about to start")
         documents = [doc_id, *(m.doc_id for m in self._members(item) if m.doc_id)]
-        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d))] + [members_prefix(doc_id)]
+        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d), views_prefix(d))] + \
+            [members_prefix(doc_id)]
         source_key = str(item.get("source_key") or "") if item else ""
         if source_key.startswith(OWNED_SOURCE_PREFIXES):
             prefixes.append(source_key)

@@ -29,6 +29,12 @@ WORK_PREFIX = "work/"
 RESULTS_PREFIX = "results/"
 #: archive members, each a document of its own (never under incoming/: a member is not a drop)
 MEMBERS_PREFIX = "members/"
+#: what the API serves for ``GET /documents/{id}/view`` of an archive: copies of its report.html
+#: whose member links are presigned (relative ones fail from a presigned URL); expires
+VIEWS_PREFIX = "views/"
+#: the attribute report.html marks each member link with (its value the member's doc_id), so the
+#: API rewrites exactly those links and nothing else of the page
+MEMBER_LINK_ATTRIBUTE = "data-member-doc"
 
 
 def work_prefix(doc_id: str) -> str:
@@ -39,6 +45,11 @@ def work_prefix(doc_id: str) -> str:
 def results_prefix(doc_id: str) -> str:
     """``results/<doc_id>/``: a document's results (the files below)."""
     return f"{RESULTS_PREFIX}{doc_id}/"
+
+
+def views_prefix(doc_id: str) -> str:
+    """``views/<doc_id>/``: the API's copies of a document's report.html with presigned member links."""
+    return f"{VIEWS_PREFIX}{doc_id}/"
 
 
 def members_prefix(doc_id: str) -> str:

@@ -21,20 +21,27 @@ from papersift.layout import JSON_CONTENT_TYPE, work_prefix
 from papersift.report import PageReport
 from papersift.settings import Settings
 from papersift.steps.contracts import Plan, Route, routes_at
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 
 #: the Textract operations, by the name a page's OCR details carry
 DETECT_DOCUMENT_TEXT = "DetectDocumentText"
 ANALYZE_DOCUMENT = "AnalyzeDocument"
+#: an ingest message is sent by the bucket's notification, received and deleted by the ingest function
+SQS_REQUESTS_PER_MESSAGE = 3
+#: amounts kept to a nano-dollar: one document's S3 GETs ($0.0000004 each) would vanish at micro-dollars
+USD_DIGITS = 9
 
 
 @dataclass(frozen=True)
 class Usage:
-    """One step invocation's use of Lambda: what Lambda bills as duration x memory."""
+    """One step invocation's use of Lambda (what Lambda bills as duration x memory) and the S3
+    requests it made, by billing class (``storage.CountingStore``)."""
 
     function: str
     memory_mb: int
     seconds: float
+    s3_puts: int = 0
+    s3_gets: int = 0
 
     @property
     def gb_seconds(self) -> float:
@@ -52,8 +59,11 @@ class Invocation:
     function: str
     memory_mb: int
 
-    def usage(self, seconds: float) -> Usage:
-        return Usage(self.function, self.memory_mb, round(seconds, 4))
+    def usage(self, seconds: float, counted: CountingStore | None = None, puts_to_come: int = 1) -> Usage:
+        """``puts_to_come``: the step's writes after this (the record carrying this usage, at least)."""
+        if counted is None:
+            return Usage(self.function, self.memory_mb, round(seconds, 4))
+        return Usage(self.function, self.memory_mb, round(seconds, 4), counted.puts + puts_to_come, counted.gets)
 
 
 def usage_prefix(doc_id: str) -> str:
@@ -92,20 +102,31 @@ def textract_price(api: str, settings: Settings) -> float:
 
 
 def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: int, settings: Settings,
-                tables: bool = False, paged: bool = True) -> dict[str, Any]:
+                tables: bool = False, paged: bool = True, member: bool = False) -> dict[str, Any]:
     """The ledger as the report and the DynamoDB item carry it (numbers rounded for reading).
     ``paged``: the document has pages Textract could read (a PDF, a picture); an Office file's or
-    a text file's units are not pages, and add nothing to the all-Textract comparison."""
+    a text file's units are not pages, and add nothing to the all-Textract comparison.
+    ``member``: an archive member, which no SQS message, API request or ingest record brought."""
     gb_seconds: dict[str, float] = {}
     invocations: Counter[str] = Counter()
+    s3_requests: Counter[str] = Counter()
     for use in usage:
         gb_seconds[use.function] = gb_seconds.get(use.function, 0.0) + use.gb_seconds
         invocations[use.function] += 1
+        s3_requests.update(put=use.s3_puts, get=use.s3_gets)
+    estimates = shape_estimates(sum(invocations.values()), member, settings)
+    s3_usd = s3_requests["put"] * settings.price_s3_put_request + s3_requests["get"] * settings.price_s3_get_request
+    dynamodb_usd = estimates["dynamodb_writes"] * settings.price_dynamodb_write
+    sqs_usd = estimates["sqs_requests"] * settings.price_sqs_request
+    api_usd = estimates["api_requests"] * settings.price_api_request
+    logs_usd = estimates["log_bytes"] / 1e9 * settings.price_log_ingestion_gb
     calls = textract_calls(pages)
     textract_usd = sum(count * textract_price(api, settings) for api, count in calls.items())
     lambda_usd = (sum(gb_seconds.values()) * settings.price_lambda_gb_second
                   + sum(invocations.values()) * settings.price_lambda_request)
     workflow_usd = transitions * settings.price_state_transition
+    amounts = {"textract": textract_usd, "lambda": lambda_usd, "step_functions": workflow_usd, "s3": s3_usd,
+               "dynamodb": dynamodb_usd, "sqs": sqs_usd, "api_gateway": api_usd, "logs": logs_usd}
     every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
     readable = sum(1 for p in pages if p.status != "skipped_limit") if paged else 0
     return {
@@ -114,14 +135,26 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
         "lambda_gb_seconds": {name: round(value, 3) for name, value in sorted(gb_seconds.items())},
         "lambda_invocations": dict(sorted(invocations.items())),
         "state_transitions": transitions,
+        "s3_requests": {"put": s3_requests["put"], "get": s3_requests["get"]},
+        **estimates,
         # uncertain text layers judged by OCR of the rendered page (their OCR is in the OCR function's
         # seconds above): capped per document by Settings.max_rendering_checks
         "rendering_checks": sum(1 for p in pages if p.rendering_agreement is not None),
-        "usd": {"textract": round(textract_usd, 6), "lambda": round(lambda_usd, 6),
-                "step_functions": round(workflow_usd, 6),
-                "total": round(textract_usd + lambda_usd + workflow_usd, 6)},
-        "usd_all_textract": round(readable * every_page, 6),
+        "usd": {name: round(amount, USD_DIGITS)
+                for name, amount in {**amounts, "total": sum(amounts.values())}.items()},
+        "usd_all_textract": round(readable * every_page, USD_DIGITS),
     }
+
+
+def shape_estimates(invocations: int, member: bool, settings: Settings) -> dict[str, int]:
+    """What no step can count from inside, estimated from the document's shape as state transitions
+    are: a dropped document is one SQS message (sent, received, deleted), the DynamoDB writes and
+    API requests per document Settings names (a member writes only its item and has no request),
+    and the log bytes of each Lambda invocation."""
+    return {"dynamodb_writes": 1 if member else settings.ledger_dynamodb_writes_per_document,
+            "sqs_requests": 0 if member else SQS_REQUESTS_PER_MESSAGE,
+            "api_requests": 0 if member else settings.ledger_api_requests_per_document,
+            "log_bytes": invocations * settings.ledger_log_bytes_per_invocation}
 
 
 def merge_ledgers(ledgers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -132,9 +165,9 @@ def merge_ledgers(ledgers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             if isinstance(value, Mapping):
                 into = total.setdefault(key, {})
                 for name, amount in value.items():
-                    into[name] = round(into.get(name, 0) + amount, 6)
+                    into[name] = round(into.get(name, 0) + amount, USD_DIGITS)
             elif isinstance(value, int | float):
-                total[key] = round(total.get(key, 0) + value, 6)
+                total[key] = round(total.get(key, 0) + value, USD_DIGITS)
     return total
 
 

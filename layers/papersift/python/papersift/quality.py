@@ -39,6 +39,19 @@ class PageLayout:
     unmapped_glyphs: int = 0  # glyphs the engine could not map to Unicode, where exposed
 
 
+#: the reason of a text layer in which no rule found anything wrong
+SOUND_TEXT_LAYER = "text layer looks sound"
+#: the same for an OCR reading: its page's text layer was missing or not trusted, so its reason
+#: must not call the text layer sound
+SOUND_READING = "its words read as real text"
+
+#: signals of a sound text whose words vouch for little (numbers, markup, codes, a language we
+#: have no dictionary for): the page stays trusted with less confidence, and a second reading
+#: is welcome. Named by what was seen, never "low_confidence", which is a page status (OCR
+#: could not read the page): a trusted page must not seem to carry it.
+THIN_WORD_EVIDENCE = frozenset({"mostly_numbers", "few_letters", "few_dictionary_words", "unlisted_language"})
+
+
 @dataclass(frozen=True)
 class TextVerdict:
     #: 0..1, higher is better; comparable across engines for the same page
@@ -49,7 +62,7 @@ class TextVerdict:
     #: the text is broken beyond use (garbage, cipher); implies suspect
     corrupt: bool
     #: names of the signals found: "empty", "image_only", "glyph_garbage", "script_mix",
-    #: "low_letter_ratio", "cipher", "spacing_damage", "low_confidence", "implausible_script"
+    #: "low_letter_ratio", "cipher", "spacing_damage", "implausible_script", THIN_WORD_EVIDENCE
     signals: tuple[str, ...] = field(default_factory=tuple)
     #: 0..1, how sure we are of this verdict
     confidence: float = 1.0
@@ -105,7 +118,7 @@ class Thresholds:
     #: below this hit rate few words are plain dictionary words: the letter statistics are consulted
     #: and no language is named; above it, few letters that spell words are markup or data, not damage
     real_words_hit_rate: float = 0.6
-    low_confidence: float = 0.6  # confidence factor of a "low_confidence" signal
+    low_confidence: float = 0.6  # confidence factor of a THIN_WORD_EVIDENCE signal
     # -- pages drawn as pictures -------------------------------------------------------------------
     image_only_chars: int = 200
     image_only_area: float = 0.5
@@ -346,8 +359,8 @@ class _Evidence:
         self.signals.append(signal)
         self.reasons.append(reason)
 
-    def verdict(self, language: str | None) -> TextVerdict:
-        reasons = self.reasons or ["text layer looks sound" + (f" ({language})" if language else "")]
+    def verdict(self, language: str | None, sound: str) -> TextVerdict:
+        reasons = self.reasons or [sound + (f" ({language})" if language else "")]
         return TextVerdict(
             score=round(max(0.0, min(1.0, self.score)), 4),
             suspect=self.suspect or self.corrupt,
@@ -362,9 +375,11 @@ class _Evidence:
 # --- the verdict ------------------------------------------------------------------------------
 
 
-def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | None = None) -> TextVerdict:
+def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | None = None, *,
+                sound: str = SOUND_TEXT_LAYER) -> TextVerdict:
     """Judge one page's text: score it, name what is wrong, and say how sure we are.
-    ``nonspace``: the text's ``nonspace_count``, when the caller has it already."""
+    ``nonspace``: the text's ``nonspace_count``, when the caller has it already; ``sound``: the
+    reason when nothing is wrong, naming where the text came from (an OCR reading is no text layer)."""
     layout = layout or PageLayout()
     nonspace = nonspace_count(text) if nonspace is None else nonspace
     if nonspace < _T.min_chars:
@@ -385,7 +400,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
         _judge_arabic(text, evidence)
     _judge_length(page, evidence)
     _judge_picture(page, evidence)
-    return evidence.verdict(language)
+    return evidence.verdict(language, sound)
 
 
 def detect_language(text: str) -> str | None:
@@ -497,7 +512,7 @@ def _judge_national_sets(page: _Page, evidence: _Evidence) -> None:
 def _judge_numbers(page: _Page, evidence: _Evidence) -> None:
     if page.number_chars > _T.numeric_page_numbers * page.nonspace and (
             page.letters < _T.numeric_page_letters * page.nonspace):
-        evidence.found("low_confidence", "mostly numbers (a table?), so there are few words to judge")
+        evidence.found("mostly_numbers", "mostly numbers (a table?), so there are few words to judge")
         evidence.confidence *= _T.low_confidence
 
 
@@ -510,7 +525,7 @@ def _judge_letter_share(page: _Page, evidence: _Evidence) -> None:
     words = page.words
     if words and words.checked >= _T.min_words_for_dictionary and words.hit_rate >= _T.real_words_hit_rate:
         # the letters that are there spell real words: markup, code or data, not decoding damage
-        evidence.found("low_confidence", f"only {share:.0%} of the characters are letters, but they spell real words")
+        evidence.found("few_letters", f"only {share:.0%} of the characters are letters, but they spell real words")
         evidence.confidence *= _T.low_confidence
         return
     evidence.found("low_letter_ratio", f"only {share:.0%} of the non-numeric characters are letters")
@@ -563,12 +578,12 @@ def _judge_words(words: _Words, evidence: _Evidence) -> None:
     elif glued:
         pass
     elif low_hits:
-        evidence.found("low_confidence", "few dictionary words but letter pairs of a real language: a language we "
+        evidence.found("unlisted_language", "few dictionary words but letter pairs of a real language: a language we "
                        "have no dictionary for")
         evidence.confidence *= _T.no_dictionary_confidence
     elif words.hit_rate < _T.real_words_hit_rate or words.benign_flips + words.suspicious_flips >= _T.camel_flips:
-        evidence.found("low_confidence", "few plain dictionary words: codes, names, CamelCase or a language we have "
-                       "no dictionary for")
+        evidence.found("few_dictionary_words", "few plain dictionary words: codes, names, CamelCase or a "
+                       "language we have no dictionary for")
         evidence.confidence *= _T.low_confidence
     # dictionary plausibility: real prose ~1, unknown-language text a steady 0.85, cipher low
     if cipher or (words.hit_rate >= _T.cipher_hit_rate and not glued):
@@ -591,7 +606,7 @@ def _judge_arabic(text: str, evidence: _Evidence) -> None:
         evidence.suspect = True
         evidence.corrupt = evidence.corrupt or hit_rate < _T.arabic_corrupt_hit_rate
     elif hit_rate < _T.arabic_low_hit_rate:
-        evidence.found("low_confidence", "few Arabic dictionary words (dialect, names or technical terms?)")
+        evidence.found("few_dictionary_words", "few Arabic dictionary words (dialect, names or technical terms?)")
         evidence.confidence *= _T.low_confidence
     evidence.score *= _dictionary_score(hit_rate)
 

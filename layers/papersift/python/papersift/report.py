@@ -265,7 +265,9 @@ class PageReport(ReportModel):
     seconds: NonNegativeNumber = 0.0
     signals: list[str] = Field(default_factory=list, description=(
         "what the verdict found, by name: empty, image_only, glyph_garbage, cipher, script_mix, low_letter_ratio, "
-        "implausible_script, spacing_damage, low_confidence, unmapped_glyphs, unmapped_font, engines_disagree, "
+        "implausible_script, spacing_damage, mostly_numbers, few_letters, few_dictionary_words, unlisted_language "
+        "(sound text whose words vouch for little: the page stays trusted), unmapped_glyphs, unmapped_font, "
+        "engines_disagree, "
         "math_symbols (private-use symbols among sound words), math_glyphs (raw glyph codes of TeX math fonts "
         "read as their symbols or dropped: the page keeps its text layer), column_order, rtl_visual_order, "
         "row_order, invisible_text_layer, hybrid, truncated and a limit's code, ..."))
@@ -360,9 +362,16 @@ class CostLedger(TypedDict, total=False):
     lambda_invocations: Counts
     state_transitions: Annotated[Count, Field(
         description="Step Functions state transitions (estimated from the workflow's shape)")]
+    s3_requests: Annotated[Counts, Field(description="S3 requests the steps made, by billing class: put "
+                                                     "(PUT, COPY, POST, LIST) and get (GET, HEAD)")]
+    dynamodb_writes: Annotated[Count, Field(description="DynamoDB write request units (estimated per document)")]
+    sqs_requests: Annotated[Count, Field(description="SQS requests of the ingest message (estimated)")]
+    api_requests: Annotated[Count, Field(description="API Gateway requests (estimated per document)")]
+    log_bytes: Annotated[Count, Field(description="CloudWatch Logs bytes ingested (estimated per invocation)")]
     rendering_checks: Annotated[Count, Field(
         description="pages whose uncertain text layer OCR of the rendered page judged (max_rendering_checks)")]
-    usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, total")]
+    usd: Annotated[Amounts, Field(description="estimated USD: textract, lambda, step_functions, s3, dynamodb, sqs, "
+                                              "api_gateway, logs, total")]
     usd_all_textract: Annotated[NonNegativeNumber, Field(
         description="estimated USD had every page been sent to Textract")]
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from papersift.layout import REPORT_PAGE_FILE
+from papersift.layout import MEMBER_LINK_ATTRIBUTE, REPORT_PAGE_FILE
 from papersift.report import ExtractionReport, MemberReport, PageReport, PageStatus
 
 if TYPE_CHECKING:
@@ -261,6 +261,8 @@ def dollars(amount: float) -> str:
     one-page document costs (``$0.000509``) rather than ``$0.00``."""
     if amount == 0:
         return "$0.00"
+    if amount < 0.0000005:  # a few SQS or DynamoDB requests: not nothing, and not a rounded $0.00
+        return "< $0.000001"
     text = f"{amount:,.6f}".rstrip("0")
     whole, _, fraction = text.partition(".")
     return f"${whole}.{fraction.ljust(2, '0')}"
@@ -359,6 +361,7 @@ def render_report_page(
         preview_left_out=preview_left_out,
         suspects_left_out=len(suspects) - len(shown),
         members=_member_tree(members, member_hrefs or {}),
+        member_link_attribute=MEMBER_LINK_ATTRIBUTE,
         members_left_out=len(report.members) - len(members),
         cost=_cost(report.cost),
         engines=sorted(report.engines.items()),

@@ -21,6 +21,7 @@ to a Lambda's cold start.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -123,6 +124,7 @@ _AT_MOST_INLINE: Check = (lambda value: value <= API_INLINE_LIMIT_BYTES,
                           "6 MB, base64 included); got {value}")
 
 PositiveInt = Annotated[int, _setting(_to_int, _POSITIVE)]
+NonNegativeInt = Annotated[int, _setting(_to_int, _NOT_NEGATIVE)]
 PositiveFloat = Annotated[float, _setting(float, _POSITIVE)]
 Price = Annotated[float, _setting(float, _NOT_NEGATIVE)]
 Bool = Annotated[bool, _setting(_to_bool)]
@@ -131,6 +133,10 @@ OcrMode = Annotated[str, _setting(str, _one_of(OCR_MODES))]
 TRANSLITERATORS = ("unidecode", "anyascii")
 Transliterator = Annotated[str, _setting(str, _one_of(TRANSLITERATORS))]
 ApiAuth = Annotated[str, _setting(str, _one_of(API_AUTH_MODES))]
+#: an image reference pinned by its content: what the registry serves under it can never change
+_PINNED_IMAGE: Check = (lambda value: not value or re.fullmatch(r"[^@\s]+@sha256:[0-9a-f]{64}", value) is not None,
+                        "setting {name} must be an image pinned by digest (name@sha256:<64 hex digits>), got {value!r}")
+BaseImage = Annotated[str, _setting(str, _PINNED_IMAGE)]
 WorkflowLogLevel = Annotated[str, _setting(lambda raw: str(raw).upper(), _one_of(WORKFLOW_LOG_LEVELS))]
 Languages = Annotated[tuple[str, ...], _setting(
     _to_words, (_tesseract_codes, "setting {name} must be Tesseract codes like eng, por; got {value!r}"))]
@@ -230,6 +236,25 @@ class Settings(BaseModel):
     price_lambda_request: Price = 0.0000002
     #: Step Functions Standard workflows: USD per state transition ($0.025 per 1,000)
     price_state_transition: Price = 0.000025
+    #: S3 Standard: PUT/COPY/POST/LIST requests ($0.005 per 1,000) and GET/HEAD ($0.0004 per 1,000)
+    price_s3_put_request: Price = 0.000005
+    price_s3_get_request: Price = 0.0000004
+    #: DynamoDB on-demand: USD per write request unit ($0.625 per million); an item up to 1 KB is one
+    price_dynamodb_write: Price = 0.000000625
+    #: SQS standard queue: USD per request ($0.40 per million)
+    price_sqs_request: Price = 0.0000004
+    #: API Gateway REST API: USD per request ($3.50 per million)
+    price_api_request: Price = 0.0000035
+    #: CloudWatch Logs: USD per GB ingested (standard class)
+    price_log_ingestion_gb: Price = 0.50
+    #: the ledger's estimates of what it cannot count from inside a step (docs/cost.md): DynamoDB
+    #: writes per document (ingest's idempotency record written and completed, assemble's item;
+    #: an archive member writes only its item), API requests per document sent through the API
+    #: (POST /documents, a status GET, a result GET; 0 for a deployment fed by bucket drops), and
+    #: the log bytes one Lambda invocation ingests (START/END/REPORT lines and the steps' JSON lines)
+    ledger_dynamodb_writes_per_document: NonNegativeInt = 3
+    ledger_api_requests_per_document: NonNegativeInt = 3
+    ledger_log_bytes_per_invocation: NonNegativeInt = 1500
     #: API: IAM (SigV4) on every method, or an API key (usage plan, quota) on every method
     api_auth: ApiAuth = "iam"
     #: API: stage throttling, steady requests per second and burst (also the usage plan's)
@@ -249,6 +274,11 @@ class Settings(BaseModel):
     upload_expiry_days: PositiveInt = 1
     #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
     #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
+    #: the base of the container image (functions/Dockerfile's BASE_IMAGE), pinned by digest, e.g.
+    #: public.ecr.aws/docker/library/python:3.12-slim-bookworm@sha256:<digest> (docker buildx
+    #: imagetools inspect prints it). Empty: the Dockerfile's tag, which moves with every rebuild
+    #: upstream (synth warns)
+    container_base_image: BaseImage = ""
     workflow_log_level: WorkflowLogLevel = "ERROR"
     #: also log each state's input and output: document names, keys and settings, never page text
     workflow_log_execution_data: Bool = False

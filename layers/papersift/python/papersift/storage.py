@@ -228,3 +228,57 @@ class LocalDirStore:
             folder = _inside(root, prefix)
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+#: S3 bills LIST like PUT; one LIST answers at most this many keys
+S3_LIST_PAGE_KEYS = 1000
+
+
+class CountingStore:
+    """A store that counts the S3 requests a step makes, by the class S3 bills them in: PUT
+    (PUT, COPY, POST, LIST) and GET (GET, HEAD). Made per invocation around the step's store, so
+    a warm Lambda's reused client carries no count across documents, and the same count holds for
+    S3 and for a local directory (what S3 would have billed)."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self.puts = 0
+        self.gets = 0
+
+    def get(self, key: str) -> bytes:
+        self.gets += 1
+        return self.store.get(key)
+
+    def get_with_metadata(self, key: str) -> tuple[bytes, dict[str, str]]:
+        self.gets += 1
+        return self.store.get_with_metadata(key)
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream",
+            metadata: dict[str, str] | None = None) -> None:
+        self.puts += 1
+        self.store.put(key, data, content_type, metadata)
+
+    def exists(self, key: str) -> bool:
+        self.puts += 1  # a one-key LIST on S3 (S3ObjectStore.exists)
+        return self.store.exists(key)
+
+    def metadata(self, key: str) -> dict[str, str]:
+        self.gets += 1  # HEAD
+        return self.store.metadata(key)
+
+    def size(self, key: str) -> int:
+        self.gets += 1  # HEAD
+        return self.store.size(key)
+
+    def list_keys(self, prefix: str) -> list[str]:
+        keys = self.store.list_keys(prefix)
+        self.puts += max(1, -(-len(keys) // S3_LIST_PAGE_KEYS))
+        return keys
+
+    def download_file(self, key: str, path: Path) -> dict[str, str]:
+        self.gets += 1
+        return self.store.download_file(key, path)
+
+    def upload_file(self, path: Path, key: str, metadata: dict[str, str] | None = None) -> None:
+        self.puts += 1  # one PUT below the multipart threshold; a larger upload makes a few more
+        self.store.upload_file(path, key, metadata)

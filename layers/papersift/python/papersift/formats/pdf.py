@@ -28,6 +28,7 @@ from papersift.pdf_engines import (
 )
 from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, MathGlyphs
 from papersift.quality import (
+    THIN_WORD_EVIDENCE,
     PageLayout,
     TextVerdict,
     arabic_word_share,
@@ -143,7 +144,7 @@ def _better(new: _Candidate, old: _Candidate | None) -> bool:
 #: a page whose images cover this share of it, with no text, is a scan: only OCR can read it
 SCAN_IMAGE_AREA = 0.5
 #: the signals of a picture page whose little text is sound
-_PICTURE_SIGNALS = frozenset({"image_only", "empty", "low_confidence"})
+_PICTURE_SIGNALS = frozenset({"image_only", "empty", *THIN_WORD_EVIDENCE})
 
 
 def _wants_next_rung(work: _PageWork) -> bool:
@@ -367,7 +368,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     script_only = best.verdict.language in _SCRIPT_ONLY_LANGUAGES
     short = work.page_glyphs <= SHORT_PAGE_GLYPHS
     # few dictionary words (codes, names, a table of numbers): the words vouch for little
-    unvouched = short or "low_confidence" in best.verdict.signals
+    unvouched = short or not THIN_WORD_EVIDENCE.isdisjoint(best.verdict.signals)
     if not (suspect or script_only or unvouched):
         return ladder
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it

@@ -22,7 +22,7 @@ from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftEr
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
 from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
-from papersift.quality import TextVerdict, assess_text, character_agreement
+from papersift.quality import SOUND_READING, THIN_WORD_EVIDENCE, TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus, PictureRecord
 
@@ -117,7 +117,7 @@ def judge_reading(reading: OcrReading, ink: float) -> TextVerdict:
         return TextVerdict(score=0.0, suspect=True, corrupt=False, signals=("empty", "no_words"), confidence=0.5,
                            reason=f"no text found: {ink:.1%} of the picture is ink but {reading.engine} recognised "
                                   f"no word (a picture without words, or text it cannot read)")
-    verdict = assess_text(text)
+    verdict = assess_text(text, sound=SOUND_READING)
     confidence = reading.confidence
     if confidence is None:
         return verdict
@@ -126,7 +126,7 @@ def judge_reading(reading: OcrReading, ink: float) -> TextVerdict:
                        signals=(*verdict.signals, "low_ocr_confidence"),
                        reason=f"{reading.engine} read it with low confidence ({confidence:.2f} mean word "
                               f"confidence, {TRUSTED_CONFIDENCE} needed); {verdict.reason}")
-    if "low_confidence" in verdict.signals and confidence < FEW_WORDS_CONFIDENCE:
+    if not THIN_WORD_EVIDENCE.isdisjoint(verdict.signals) and confidence < FEW_WORDS_CONFIDENCE:
         return replace(verdict, suspect=True, score=min(verdict.score, confidence), confidence=confidence,
                        signals=(*verdict.signals, "low_ocr_confidence"),
                        reason=f"few dictionary words, read with {confidence:.2f} mean word confidence "

@@ -53,7 +53,7 @@ from papersift.steps.contracts import (
     Plan,
     Route,
 )
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.structure import OutlineEntry
 from papersift.verdict import archive_verdict, document_verdict, holder_verdict
 from papersift.workfiles import (
@@ -98,12 +98,13 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     """Join the pages into text.txt, document.md and report.json under results/<doc_id>/, with
     pages/<n>.json beside them unless ``page_files`` is False (a caller that keeps none of them)."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     doc_id, failure = request.doc_id, request.error
     plan = request.plan
     if plan is None and store.exists(plan_key(doc_id)):  # a Catch target: the plan step may have finished
         plan = Plan.model_validate_json(store.get(plan_key(doc_id)))
     if plan is not None and plan.route() is Route.UNPACK and failure is None:
-        return _assemble_archive(store, request, plan, settings, started, invocation)
+        return _assemble_archive(counted, request, plan, settings, started, invocation)
     pages = load_pages(store, doc_id)
     errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
     report = _new_report(request, plan, settings)
@@ -137,9 +138,10 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
 
     def ledger(seconds: float) -> dict[str, Any]:
-        own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds)], transitions, settings,
+        own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds, counted)], transitions, settings,
                           tables=plan.extract_tables if plan else False,
-                          paged=plan is not None and plan.kind in formats.PAGED_KINDS)
+                          paged=plan is not None and plan.kind in formats.PAGED_KINDS,
+                          member=request.parent_doc_id is not None)
         return merge_ledgers([own, *held.ledgers]) if held is not None and held.ledgers else own
 
     return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
@@ -180,8 +182,9 @@ def _ocr_usage(store: ObjectStore, doc_id: str) -> list[Usage]:
     return [usage for usage in found if usage is not None]
 
 
-def _own_usage(invocation: Invocation | None, seconds: float) -> list[Usage]:
-    return [invocation.usage(seconds)] if invocation is not None else []
+def _own_usage(invocation: Invocation | None, seconds: float, counted: CountingStore) -> list[Usage]:
+    """Assemble's own, counted before its last writes: report.html and report.json."""
+    return [invocation.usage(seconds, counted, puts_to_come=2)] if invocation is not None else []
 
 
 def _new_report(document: DocumentRef, plan: Plan | None, settings: Settings) -> ExtractionReport:
@@ -241,7 +244,7 @@ def _thumbnails(store: ObjectStore, document: DocumentRef, report: ExtractionRep
         return []
 
 
-def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, settings: Settings,
+def _assemble_archive(store: CountingStore, request: AssembleRequest, plan: Plan, settings: Settings,
                       started: float, invocation: Invocation | None) -> ExtractionReport:
     """An archive's result is its members': their text under tag lines, and one member
     entry per archive member, with the member document's own status where it was processed."""
@@ -265,7 +268,8 @@ def _assemble_archive(store: ObjectStore, request: AssembleRequest, plan: Plan, 
     transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
 
     def ledger(seconds: float) -> dict[str, Any]:
-        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds)], transitions, settings)
+        own = cost_ledger([], [*usage, *_own_usage(invocation, seconds, store)], transitions, settings,
+                          member=request.parent_doc_id is not None)
         return merge_ledgers([own, *gathered.ledgers])
 
     return _finish(store, report, started, ledger=ledger)

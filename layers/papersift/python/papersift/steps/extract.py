@@ -18,7 +18,7 @@ from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import FileType
 from papersift.steps.contracts import Batch, ExtractResult
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.workfiles import (
     OCR_INPUT_PICTURES,
     Source,
@@ -45,6 +45,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
     (the Lambda's remaining seconds) cannot fit another page, ContinueBatchError hands the rest to
     the workflow's retry, which resumes after the last page written."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     doc_id, first, last = batch.doc_id, batch.first_page, batch.last_page
     if batch.paged:
         resume = first_unwritten_page(store, doc_id, first, last)
@@ -83,7 +84,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
                  ErrorRecord.from_exception(exc).__dict__)
         return ExtractResult(batch_index=batch.batch_index, pages=len(written), chars=0, error=exc.code)
     if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started), batch.batch_index)
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started, counted), batch.batch_index)
     return ExtractResult(batch_index=batch.batch_index, pages=len(written),
                          chars=sum(p.report.char_count for p in written), ocr_pages=wanted, needs_ocr=wanted > 0)
 

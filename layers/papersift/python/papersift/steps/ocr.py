@@ -28,7 +28,7 @@ from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
 from papersift.steps.contracts import DocumentOptions, OcrRequest, OcrResult
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.workfiles import (
     OCR_INPUT_PICTURES,
     get_json,
@@ -47,6 +47,7 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
     the page is recorded as failed with the reason, its text layer kept; with
     ``request.throttled`` it is read without Textract."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     doc_id, number = request.doc_id, request.page
     out_key = ocr_page_key(doc_id, number)
     if store.exists(out_key):
@@ -77,7 +78,7 @@ def read_ocr_page(store: ObjectStore, request: OcrRequest, settings: Settings, e
                     doc_settings.rendering_check_dpi < doc_settings.ocr_dpi:
                 page = _read_again(page, read, data, request, layer, doc_settings)
             page.report.ocr_cost_usd = _textract_cost(page.report, doc_settings)
-    usage = invocation.usage(time.perf_counter() - started) if invocation is not None else None
+    usage = invocation.usage(time.perf_counter() - started, counted) if invocation is not None else None
     store.put(out_key, json.dumps({"page": page.to_dict(), "usage": usage.to_dict() if usage else None},
                                   ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
     return OcrResult(page=number, status=page.report.status, engine=page.report.engine,

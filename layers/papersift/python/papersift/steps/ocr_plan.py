@@ -19,7 +19,7 @@ from papersift.ocr.survey import SURVEY_MEMORY_MB, SURVEY_SECONDS, FrameSurvey, 
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS
 from papersift.steps.contracts import OcrItem, OcrPlan, OcrPlanRequest, manifest_json
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.workfiles import (
     OCR_CHECK_PREFIX,
     OCR_INPUT_PDF,
@@ -40,6 +40,7 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
     inputs under ``work/<doc_id>/ocr/inputs/``). Past the Distributed Map threshold the items
     go to an S3 manifest instead of the state (a member's OCR Map is inline: always in the state)."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     plan, doc_id = request.plan, request.doc_id
     items: list[OcrItem] = []
     base = {"doc_id": doc_id, "bucket": request.bucket, "key": request.key, "kind": plan.kind}
@@ -68,7 +69,7 @@ def plan_ocr(store: ObjectStore, request: OcrPlanRequest, settings: Settings,
     if distributed:
         store.put(ocr_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
     if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started, counted))
     return OcrPlan(page_count=len(items), use_distributed_map=distributed, manifest_key=ocr_items_key(doc_id),
                    max_concurrency=settings.ocr_max_concurrency, items=[] if distributed else items)
 

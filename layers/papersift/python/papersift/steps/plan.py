@@ -17,7 +17,7 @@ from papersift.report import status_for_error
 from papersift.settings import OCR_OFF, Settings
 from papersift.sniff import sniff
 from papersift.steps.contracts import ARCHIVE, PICTURE, READY, Batch, DocumentRef, Plan, manifest_json
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.workfiles import batches_key, outline_key, plan_key, put_json, put_model, read_source
 
 
@@ -26,6 +26,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
     """Sniff the file and cut it into page batches. Bad input ends here with a final status
     and a reason instead of an exception, so the workflow records it."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     doc_id, key = request.doc_id, request.key
     found: dict[str, Any] = {"status": READY, "clean_text": settings.clean_text}
     try:
@@ -69,7 +70,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         store.put(plan.manifest_key, manifest_json(plan.batches), JSON_CONTENT_TYPE)
     put_model(store, plan_key(doc_id), plan)
     if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(plan.seconds))
+        record_usage(store, doc_id, invocation.usage(plan.seconds, counted))
     if plan.use_distributed_map:
         # the Distributed Map reads batches from the manifest: keep the state small
         plan = plan.model_copy(update={"batches": []})

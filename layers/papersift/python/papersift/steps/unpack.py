@@ -21,7 +21,7 @@ from papersift.steps.contracts import (
     manifest_json,
     source_name_of,
 )
-from papersift.storage import ObjectStore
+from papersift.storage import CountingStore, ObjectStore
 from papersift.workfiles import member_items_key, members_key, put_model
 
 
@@ -32,6 +32,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
     ``members/<doc_id>/<n>/<name>`` (``member_object_key``). Every member, processed or not, is
     recorded in ``work/<doc_id>/members.json``; the ones to process are the returned items."""
     started = time.perf_counter()
+    store = counted = CountingStore(store)
     doc_id = request.doc_id
     local_copy = scratch / "archive"
     metadata = store.download_file(request.key, local_copy)
@@ -58,7 +59,7 @@ def unpack_archive(store: ObjectStore, request: UnpackRequest, settings: Setting
                              members=members)
     put_model(store, members_key(doc_id), listing)
     if invocation is not None:
-        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started))
+        record_usage(store, doc_id, invocation.usage(time.perf_counter() - started, counted, puts_to_come=2))
     store.put(member_items_key(doc_id), manifest_json(items), JSON_CONTENT_TYPE)
     # an archive member's members are an inline Map inside its iteration (no Distributed Map there)
     distributed = request.parent_doc_id is None and len(items) > settings.distributed_map_threshold
