@@ -107,3 +107,22 @@ def test_a_chapter_title_matches_the_page_that_spells_its_number_out():
     found = outline_headings(pages, outline, [{}, {}])
     assert [(b.text, b.level) for b in found[0]] == [("CHAPTER TEN: “Property”", 2)]
     assert [(b.text, b.level) for b in found[1]] == [("2. Shorter Terms", 3)]
+
+
+def test_a_running_head_of_several_lines_comes_off_line_by_line():
+    """Emerald's journals foot each page with "Shift work", "interventions" and the page number."""
+    pages = [[f"Shift workers on {word} rosters", f"reported {word} conflicts", f"when {word} training ran",
+              "Shift work", "interventions", str(160 + n)]
+             for n, word in enumerate(("night", "weekend", "rotating", "split", "early"))]
+    assert all(found == {3: "footer", 4: "footer", 5: "page_number"} for found in running_lines(pages))
+
+
+def test_a_section_head_counts_on_the_pages_it_runs_over_not_the_whole_document():
+    words = ("Geodäten", "Kreise", "Dreiecke", "Winkel", "Flächen", "Modelle", "Spiegelungen", "Abstände",
+             "Horozyklen", "Isometrien", "Parallelen", "Ebenen", "Kugeln", "Gruppen", "Bahnen", "Pole")
+    section = [[f"4.3. HYPERBOLISCHE GEOMETRIE {50 + n}", f"Satz über {w}", f"Beweis mit {w}", f"Folgerung für {w}"]
+               for n, w in enumerate(words[:4])]
+    other = [[f"{w} im Überblick", f"Wir sehen {w} an", f"und messen {w}", f"{w} zum Schluss"] for w in words[4:]]
+    found = running_lines([*other[:6], *section, *other[6:]])
+    assert [found[i] for i in range(6, 10)] == [{0: "header"}] * 4
+    assert not any(found[i] for i in [*range(6), *range(10, 16)])
