@@ -126,3 +126,20 @@ def test_a_section_head_counts_on_the_pages_it_runs_over_not_the_whole_document(
     found = running_lines([*other[:6], *section, *other[6:]])
     assert [found[i] for i in range(6, 10)] == [{0: "header"}] * 4
     assert not any(found[i] for i in [*range(6), *range(10, 16)])
+
+
+def test_the_plan_keeps_an_outline_only_for_a_pdf_that_has_one(tmp_path, pdf_factory):
+    from papersift.steps.plan import plan_document
+    from papersift.workfiles import get_json, outline_key
+
+    for name, data, expected in (("notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]), True),
+                                 ("plain.pdf", pdf_factory.numbered_pdf(3), False)):
+        store, document = _store_with(tmp_path / name, name, data)
+        plan_document(store, document, Settings())
+        assert store.exists(outline_key(document.doc_id)) is expected
+    notes_store, notes = _store_with(tmp_path / "again", "notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]))
+    plan_document(notes_store, notes, Settings())
+    assert get_json(notes_store, outline_key(notes.doc_id)) == [
+        {"title": "4.3. Hyperbolische Geometrie", "level": 1, "page": 1},
+        {"title": "Das Poincaré-Modell", "level": 2, "page": 1},
+        {"title": "Geodäten", "level": 2, "page": 2}]

@@ -35,7 +35,7 @@ from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputE
 from papersift.pdf_fonts import FontEvidence, MathGlyphs
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
-from papersift.structure import OutlineEntry
+from papersift.structure import MAX_TITLE_CHARS, OutlineEntry
 
 _T = TypeVar("_T")
 
@@ -559,7 +559,7 @@ class PdfHandle:
                     break
                 dest = item.get_dest()
                 index = dest.get_index() if dest is not None else None
-                entries.append(OutlineEntry(title=item.get_title() or "", level=item.level + 1,
+                entries.append(OutlineEntry(title=(item.get_title() or "")[:MAX_TITLE_CHARS], level=item.level + 1,
                                             page=index + 1 if index is not None else 0))
         except Exception:  # a damaged outline costs the headings, never the document
             return entries

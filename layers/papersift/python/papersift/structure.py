@@ -23,6 +23,8 @@ MIN_RUNNING_PAGES = 3
 RUN_DENSITY = 0.5
 #: outline entries read at most (a hostile outline may list millions)
 MAX_OUTLINE_ENTRIES = 5000
+#: ... and of each title this many characters (a title is a line or two, never a chapter)
+MAX_TITLE_CHARS = 500
 #: Markdown has six heading levels
 MAX_HEADING_LEVEL = 6
 #: a heading may be broken over this many lines of the page
