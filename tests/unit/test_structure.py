@@ -135,8 +135,9 @@ def test_the_plan_keeps_an_outline_only_for_a_pdf_that_has_one(tmp_path, pdf_fac
     for name, data, expected in (("notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]), True),
                                  ("plain.pdf", pdf_factory.numbered_pdf(3), False)):
         store, document = _store_with(tmp_path / name, name, data)
-        plan_document(store, document, Settings())
+        plan = plan_document(store, document, Settings())
         assert store.exists(outline_key(document.doc_id)) is expected
+        assert plan.has_outline is expected, "assemble asks for the outline only when the plan kept one"
     notes_store, notes = _store_with(tmp_path / "again", "notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]))
     plan_document(notes_store, notes, Settings())
     assert get_json(notes_store, outline_key(notes.doc_id)) == [

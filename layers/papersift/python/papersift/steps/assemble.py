@@ -123,7 +123,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     held = _held_members(store, report, plan, settings) if failure is None else None
     if report.detected_type == "pdf":
         structure_started = time.perf_counter()
-        mark_structure(pages, _outline(store, doc_id))
+        mark_structure(pages, _outline(store, plan))
         report.timings["structure"] = round(time.perf_counter() - structure_started, 4)
     write_results(store, report, pages, page_files, held)
     own_text = PAGE_SEPARATOR.join(p.text for p in pages)
@@ -147,10 +147,11 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     return _finish(store, report, started, pages, _thumbnails(store, request, report, settings), ledger=ledger)
 
 
-def _outline(store: ObjectStore, doc_id: str) -> list[OutlineEntry]:
-    if not store.exists(outline_key(doc_id)):  # most PDFs have none: the plan wrote nothing
+def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
+    """The outline the plan kept (most PDFs have none: no request then)."""
+    if plan is None or not plan.has_outline:
         return []
-    return [OutlineEntry(**entry) for entry in get_json(store, outline_key(doc_id))]
+    return [OutlineEntry(**entry) for entry in get_json(store, outline_key(plan.doc_id))]
 
 
 def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:

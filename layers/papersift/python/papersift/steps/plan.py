@@ -51,6 +51,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
                                                         source.settings), limits)
             if outline:
                 put_json(store, outline_key(doc_id), [asdict(entry) for entry in outline])
+                found["has_outline"] = True
             found["holds_files"] = formats.holds_files(source.data, file_type, limits, source.settings.passwords)
             if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)
