@@ -129,3 +129,16 @@ def test_constraints_are_what_pyproject_resolves_to() -> None:
     check = subprocess.run(["bash", "scripts/lock_dependencies.sh", "--check"], cwd=REPO,
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_deployed_image_runs_the_python_the_image_tests_run() -> None:
+    """The image tests build on a debootstrap Debian (scripts/build_image.sh); the deployed image
+    builds on the Dockerfile's default base. Both must be the same Debian release, whose python3
+    (bookworm: 3.11) is also the Python constraints.txt is resolved for."""
+    dockerfile = (REPO / "functions" / "Dockerfile").read_text()
+    base = re.search(r"^ARG BASE_IMAGE=(\S+)$", dockerfile, re.M)
+    suite = re.search(r"^SUITE=(\w+)$", (REPO / "scripts" / "build_image.sh").read_text(), re.M)
+    assert base and suite
+    assert re.fullmatch(rf"\S+/debian:{suite.group(1)}(-slim)?", base.group(1)), (base.group(1), suite.group(1))
+    debian_python = {"bookworm": "3.11", "trixie": "3.13"}[suite.group(1)]
+    assert f"--python-version {debian_python}" in (REPO / "scripts" / "lock_dependencies.sh").read_text()

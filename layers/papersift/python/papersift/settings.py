@@ -275,7 +275,7 @@ class Settings(BaseModel):
     #: the workflow's execution log (CloudWatch Logs): failed executions and states by default;
     #: ALL logs every state's events (several per OCR page and per page batch), to follow one run
     #: the base of the container image (functions/Dockerfile's BASE_IMAGE), pinned by digest, e.g.
-    #: public.ecr.aws/docker/library/python:3.12-slim-bookworm@sha256:<digest> (docker buildx
+    #: public.ecr.aws/docker/library/debian:bookworm-slim@sha256:<digest> (docker buildx
     #: imagetools inspect prints it). Empty: the Dockerfile's tag, which moves with every rebuild
     #: upstream (synth warns)
     container_base_image: BaseImage = ""
