@@ -556,3 +556,56 @@ def invisible_layer_pdf(layer_lines: Sequence[str]) -> bytes:
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()
+
+
+_NOTES_WORDS = ("the", "geodesic", "through", "two", "points", "meets", "boundary", "circle", "at", "right",
+                "angles", "so", "every", "triangle", "has", "angle", "sum", "below", "pi", "and", "area", "grows")
+
+
+def lecture_notes_pdf(sections: Sequence[tuple[str, Sequence[str], int]], first_page_number: int = 1) -> bytes:
+    """Lecture notes as LaTeX lays them out: each section (title, subsection titles, pages) opens
+    with its title, a running head (the section's title, upper case, and the page number) tops
+    every page after its first, a page number alone sits at the foot of each page, and the
+    outline lists the sections with their subsections nested under them."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    opened: list[tuple[str, int, int]] = []  # title, level, page index
+    page_index = 0
+    for title, subsections, pages in sections:
+        for page in range(pages):
+            number = first_page_number + page_index
+            y = A4[1] - 50
+            if page:
+                pdf.setFont("Helvetica", 9)
+                pdf.drawString(72, y, f"{title.upper()}    {number}")
+                y -= 30
+            else:
+                pdf.setFont("Helvetica-Bold", 16)
+                pdf.drawString(72, y, title)
+                opened.append((title, 1, page_index))
+                y -= 30
+            pdf.setFont("Helvetica", 11)
+            if page < len(subsections):
+                pdf.setFont("Helvetica-Bold", 12)
+                pdf.drawString(72, y, subsections[page])
+                opened.append((subsections[page], 2, page_index))
+                y -= 20
+                pdf.setFont("Helvetica", 11)
+            for line in range(12):
+                words = [_NOTES_WORDS[(page_index * 5 + line * 3 + k) % len(_NOTES_WORDS)] for k in range(9)]
+                pdf.drawString(72, y, " ".join(words).capitalize() + ".")
+                y -= 16
+            pdf.setFont("Helvetica", 9)
+            pdf.drawString(A4[0] / 2, 40, str(number))
+            pdf.showPage()
+            page_index += 1
+    pdf.save()
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(buffer.getvalue())))
+    parent = None
+    for title, level, index in opened:
+        item = writer.add_outline_item(title=title, page_number=index, parent=parent if level == 2 else None)
+        if level == 1:
+            parent = item
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -221,14 +221,19 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     import dataclasses
 
     from papersift.content import Table
+    from papersift.structure import Block
 
     page = pdf.extract_pages(differences_font_pdf(), SETTINGS, 1, 1)[0]
     page.tables.append(Table(rows=[["a", "b"], ["1", "2"]], title="t"))
     page.records.append({"a": [1, 2]})
     assert page.report.attempts and page.report.signals
-    # a unit's embedded pictures (bytes) are its OCR input, never in its JSON
-    expected = {name: value for name, value in dataclasses.asdict(page).items() if name != "embedded"}
+    # a unit's embedded pictures (bytes) are its OCR input, never in its JSON; a unit without
+    # structure blocks is written as before there were any
+    expected = {name: value for name, value in dataclasses.asdict(page).items() if name not in ("embedded", "blocks")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
+    page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))
+    assert page.to_dict() == {**expected, "report": page.report.to_dict(),
+                              "blocks": dataclasses.asdict(page)["blocks"]}
 
 
 def test_a_crop_box_that_cuts_through_a_line_does_not_cut_the_line_out_of_the_text() -> None:

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from papersift.report import PageReport
+from papersift.structure import SET_APART, Block, markdown_body
 
 
 def _cell(value: object) -> str:
@@ -135,13 +136,26 @@ class PageContent:
     #: report's ``pictures`` records marked queued: carried from the extractor to the step that writes
     #: them as the unit's OCR input, never written into the page's JSON
     embedded: list[EmbeddedPicture] = field(default_factory=list)
+    #: the unit's lines with a role in the document's structure (papersift.structure: running
+    #: heads, page numbers, headings), by index into ``body_lines``; document.md follows them
+    blocks: list[Block] = field(default_factory=list)
 
-    def to_markdown(self) -> str:
-        body = self.markdown if self.markdown is not None else self.text
-        if self.form_fields and self.markdown is None:
+    def body_lines(self) -> list[str]:
+        """The text's lines without the form fields' lines that end it (document.md lists those)."""
+        body = self.text
+        if self.form_fields:
             tail = form_fields_text(self.form_fields)
             if body.endswith(tail):
                 body = body[: len(body) - len(tail)]
+        return body.split("\n")
+
+    def to_markdown(self) -> str:
+        if self.markdown is not None:
+            body = self.markdown
+        elif self.blocks:
+            body = markdown_body(self.body_lines(), self.blocks)
+        else:
+            body = "\n".join(self.body_lines())
         parts = [body.rstrip()] if body.strip() else []
         if self.markdown is None:
             for table in self.tables:
@@ -162,7 +176,15 @@ class PageContent:
         out["ocr_regions"] = [list(box) for box in self.ocr_regions]
         out["form_fields"] = [asdict(f) for f in self.form_fields]
         del out["embedded"]  # bytes: written as the unit's OCR input, not into its JSON
+        if self.blocks:
+            out["blocks"] = [asdict(block) for block in self.blocks]
+        else:  # a unit without structure reads as it did before blocks were known
+            del out["blocks"]
         return out
+
+    def set_apart(self) -> list[Block]:
+        """The running heads, footers and page numbers kept out of document.md's body."""
+        return [block for block in self.blocks if block.role in SET_APART]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageContent:
@@ -170,4 +192,5 @@ class PageContent:
         data["report"] = PageReport.from_dict(data["report"])
         data["tables"] = [Table(**t) for t in data.get("tables", [])]
         data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
+        data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
         return cls(**data)

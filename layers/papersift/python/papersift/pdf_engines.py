@@ -35,6 +35,7 @@ from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputE
 from papersift.pdf_fonts import FontEvidence, MathGlyphs
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
+from papersift.structure import MAX_TITLE_CHARS, OutlineEntry
 
 _T = TypeVar("_T")
 
@@ -545,6 +546,24 @@ class PdfHandle:
         if self._pypdf is not None:
             return len(self._pypdf.pages)
         return len(self.miner.pages())
+
+    def outline(self, limit: int) -> list[OutlineEntry]:
+        """The document's outline (bookmarks) as pdfium reads it, at most ``limit`` entries; none
+        when pdfium could not open the file (an outline is a courtesy, never worth another parser)."""
+        if self.pdfium is None:
+            return []
+        entries: list[OutlineEntry] = []
+        try:
+            for item in self.pdfium.get_toc():
+                if len(entries) >= limit:
+                    break
+                dest = item.get_dest()
+                index = dest.get_index() if dest is not None else None
+                entries.append(OutlineEntry(title=(item.get_title() or "")[:MAX_TITLE_CHARS], level=item.level + 1,
+                                            page=index + 1 if index is not None else 0))
+        except Exception:  # a damaged outline costs the headings, never the document
+            return entries
+        return entries
 
     @property
     def encrypted(self) -> bool:

@@ -38,6 +38,11 @@ def plan_key(doc_id: str) -> str:
     return f"{work_prefix(doc_id)}plan.json"
 
 
+def outline_key(doc_id: str) -> str:
+    """A PDF's outline, written by the plan step when it has one, read by assemble for headings."""
+    return f"{work_prefix(doc_id)}outline.json"
+
+
 def batches_key(doc_id: str) -> str:
     return f"{work_prefix(doc_id)}batches.json"
 

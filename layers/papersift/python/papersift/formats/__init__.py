@@ -27,6 +27,7 @@ from papersift.errors import (
 from papersift.isolation import Limits, run_once
 from papersift.settings import Settings
 from papersift.sniff import PICTURE_KINDS, FileType, sniff
+from papersift.structure import OutlineEntry
 
 WholeExtractor = Callable[[bytes, Settings], list[PageContent]]
 
@@ -106,6 +107,16 @@ def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | N
 
         return image.frame_count(data, settings)
     return None
+
+
+def count_pages_and_outline(data: bytes, file_type: FileType,
+                            settings: Settings) -> tuple[int | None, list[OutlineEntry]]:
+    """``count_pages`` and, for a PDF, its outline (headings for document.md) from the same opening."""
+    if file_type.kind == "pdf":
+        from papersift.formats import pdf
+
+        return pdf.page_count_and_outline(data, settings)
+    return count_pages(data, file_type, settings), []
 
 
 class PagedDocument(Protocol):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from papersift import __version__, archives, cleaning, formats
+from papersift import __version__, archives, cleaning, formats, structure
 from papersift.content import PageContent
 from papersift.errors import input_error_code
 from papersift.isolation import Limits, run_once
@@ -54,6 +54,7 @@ from papersift.steps.contracts import (
     Route,
 )
 from papersift.storage import CountingStore, ObjectStore, Spool
+from papersift.structure import OutlineEntry
 from papersift.verdict import archive_verdict, document_verdict, holder_verdict
 from papersift.workfiles import (
     errors_prefix,
@@ -61,6 +62,7 @@ from papersift.workfiles import (
     members_key,
     ocr_prefix,
     ocr_survey_key,
+    outline_key,
     pages_prefix,
     plan_key,
     put_json,
@@ -140,6 +142,15 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
     if plan is not None and plan.route() is Route.UNPACK and failure is None:
         return _assemble_archive(counted, request, plan, settings, started, invocation)
     sources = page_sources(store, doc_id)
+    structure_seconds = None
+    if plan is not None and plan.kind == "pdf":
+        # running heads are told by their repeating over the document: a PDF's pages are read whole
+        # once for that (the rest of the documents stream)
+        pages = {number: read_page(store, source) for number, source in sources.items()}
+        structure_started = time.perf_counter()
+        mark_structure(list(pages.values()), _outline(store, plan))
+        structure_seconds = round(time.perf_counter() - structure_started, 4)
+        sources = dict(pages)
     with Spool() as text, Spool() as markdown:
         read = _write_pages(store, doc_id, sources, text, markdown, page_files)
         errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
@@ -158,6 +169,8 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
             report.errors.append(ErrorRecord(code=plan.error_code, reason=plan.reason))
         report.timings = {"plan": plan.seconds if plan else 0.0,
                           "extract_pages": round(sum(p.seconds for p in read.reports), 4)}
+        if structure_seconds is not None:
+            report.timings["structure"] = structure_seconds
         held = _held_members(store, report, plan, settings) if failure is None else None
         prefix = results_prefix(doc_id)
         if held is not None:
@@ -185,6 +198,21 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
 
     return _finish(store, report, started, _StoredTexts(store, sources), _thumbnails(store, request, report, settings),
                    ledger=ledger, preview=read.preview)
+
+
+def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
+    """The outline the plan kept (most PDFs have none: no request then)."""
+    if plan is None or not plan.has_outline:
+        return []
+    return [OutlineEntry(**entry) for entry in get_json(store, outline_key(plan.doc_id))]
+
+
+def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
+    """Give each page its structure blocks (running heads, page numbers, outline headings),
+    decided over the whole document; units whose Markdown is their own are left alone."""
+    lines = [page.body_lines() if page.markdown is None else [] for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline), strict=True):
+        page.blocks = blocks
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)

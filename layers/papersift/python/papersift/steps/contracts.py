@@ -241,6 +241,8 @@ class Plan(DocumentRef):
     #: the document holds files (a PDF's embedded files, an email's attachments): after its own
     #: text, they are unpacked and processed as members, like an archive's (``Plan.unpacks_after``)
     holds_files: bool = False
+    #: the plan kept the PDF's outline in work/<doc_id>/outline.json: assemble's headings
+    has_outline: bool = False
     seconds: float = 0.0
 
     @field_validator("status")

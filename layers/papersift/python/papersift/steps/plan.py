@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import asdict
 from typing import Any
 
 from papersift import formats
@@ -17,7 +18,7 @@ from papersift.settings import OCR_OFF, Settings
 from papersift.sniff import sniff
 from papersift.steps.contracts import ARCHIVE, PICTURE, READY, Batch, DocumentRef, Plan, manifest_json
 from papersift.storage import CountingStore, ObjectStore
-from papersift.workfiles import batches_key, plan_key, put_model, read_source
+from papersift.workfiles import batches_key, outline_key, plan_key, put_json, put_model, read_source
 
 
 def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
@@ -46,7 +47,11 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         else:
             # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
             limits = Limits(source.settings.page_seconds, source.settings.unit_memory_mb)
-            pages = run_once(functools.partial(formats.count_pages, source.data, file_type, source.settings), limits)
+            pages, outline = run_once(functools.partial(formats.count_pages_and_outline, source.data, file_type,
+                                                        source.settings), limits)
+            if outline:
+                put_json(store, outline_key(doc_id), [asdict(entry) for entry in outline])
+                found["has_outline"] = True
             found["holds_files"] = formats.holds_files(source.data, file_type, limits, source.settings.passwords)
             if file_type.is_picture and source.settings.ocr_mode != OCR_OFF:
                 # no text layer to read: the frames go straight to OCR (plan_ocr lists them)

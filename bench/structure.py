@@ -1,0 +1,63 @@
+"""Structure of bench-pdfs' document.md (issue 19): per PDF, its outline titles and how many became
+headings at their level, the running-head lines set apart, the pages whose body still shows one, and
+what structure costs (outline read + blocks + Markdown) against extracting the pages without it.
+
+    /work/bin/wtpy python bench/structure.py [FOLDER]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from papersift.formats.pdf import extract_pages, page_count, page_count_and_outline
+from papersift.settings import Settings
+from papersift.steps.assemble import mark_structure
+from papersift.structure import HEADING, SET_APART, _heading_key, _reads_as
+
+FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
+
+
+def measure(path: Path) -> str:
+    data, settings = path.read_bytes(), Settings(ocr_mode="off")
+    started = time.perf_counter()
+    count = page_count(data, settings)
+    pages = extract_pages(data, settings, 1, count)
+    "\n\n".join(page.to_markdown() for page in pages)  # document.md as it is with structure off
+    extraction = time.perf_counter() - started
+    started = time.perf_counter()
+    _, outline = page_count_and_outline(data, settings)
+    opening = time.perf_counter() - started  # the plan opens the PDF anyway: the outline's upper bound
+    started = time.perf_counter()
+    mark_structure(pages, outline)
+    markdown = [page.to_markdown() for page in pages]
+    structure = time.perf_counter() - started
+    headings = {(_heading_key(line.lstrip("#")), len(line) - len(line.lstrip("#")))
+                for md in markdown for line in md.splitlines() if line.startswith("#")}
+    pointing = [e for e in outline if e.page]
+    found = sum(1 for e in pointing if any(_reads_as(k, _heading_key(e.title)) and lv == min(e.level, 6)
+                                           for k, lv in headings))
+    apart = [b for page in pages for b in page.blocks if b.role in SET_APART]
+    left = sum(1 for page, md in zip(pages, markdown, strict=True)
+               if any(b.text in md.splitlines() for b in page.blocks if b.role in SET_APART))
+    heading_blocks = sum(1 for page in pages for b in page.blocks if b.role == HEADING)
+    share = structure / extraction * 100
+    return (f"{path.name[:44]:44} {count:5} {len(pointing):7} {found:5} {heading_blocks:8} {len(apart):7} "
+            f"{left:4} {extraction:8.2f} {structure * 1000:7.1f} {opening * 1000:7.1f} {share:6.2f}%")
+
+
+def main() -> int:
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else FOLDER
+    if not folder.is_dir():
+        print(f"{folder} is absent", file=sys.stderr)
+        return 1
+    print(f"{'file':44} {'pages':>5} {'outline':>7} {'found':>5} {'headings':>8} {'running':>7} "
+          f"{'left':>4} {'extr s':>8} {'str ms':>7} {'toc ms':>7} {'share':>7}")
+    for path in sorted(folder.glob("*.pdf")):
+        print(measure(path), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""A paged document's structure for document.md (issue 19): running headers, footers and page
+numbers set apart, and headings from the PDF's outline. Decided from evidence across the whole
+document, never from one page; text.txt is never touched, only the Markdown and the page files'
+``blocks``."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: roles of the lines kept out of document.md's body
+HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
+SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
+#: a running line sits in the first or last this many lines of a page
+EDGE_LINES = 2
+#: ... and repeats on this share of the pages, or on this many pages where they lie close together
+RUNNING_SHARE = 0.3
+MIN_RUNNING_PAGES = 3
+#: pages a section's running head spans at least half of (a head per section, not per document)
+RUN_DENSITY = 0.5
+#: outline entries read at most (a hostile outline may list millions)
+MAX_OUTLINE_ENTRIES = 5000
+#: ... and of each title this many characters (a title is a line or two, never a chapter)
+MAX_TITLE_CHARS = 500
+#: Markdown has six heading levels
+MAX_HEADING_LEVEL = 6
+#: a heading may be broken over this many lines of the page
+MAX_HEADING_LINES = 3
+
+_ROMAN = re.compile(r"(?i)^(?=[ivxlcdm]+$)m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_NUMBER_TOKEN = re.compile(r"\d+|\b[ivxlcdmIVXLCDM]+\b")
+_BARE_NUMBER = re.compile(r"^[\s\-–—.·|()\[\]]*(\d{1,5}|[ivxlcdmIVXLCDM]{1,8})[\s\-–—.·|()\[\]]*$")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'", "‐": "-",
+                         "‑": "-", "–": "-", "—": "-", "\u00a0": " "})
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    """One entry of a PDF's outline (bookmarks): its title, nesting level (1 = top) and the page
+    it points at (1-based; 0 when it points nowhere)."""
+
+    title: str
+    level: int
+    page: int
+
+
+@dataclass
+class Block:
+    """A line of a page with a role in the document's structure: ``line`` is its index among the
+    page's body lines (``PageContent.body_lines``), ``lines`` how many it spans (a heading may be
+    broken), ``level`` a heading's level."""
+
+    role: str
+    text: str
+    line: int
+    lines: int = 1
+    level: int = 0
+
+
+def _roman_value(token: str) -> int | None:
+    if not token or not _ROMAN.match(token):
+        return None
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+    total, previous = 0, 0
+    for char in reversed(token.lower()):
+        value = values[char]
+        total += -value if value < previous else value
+        previous = max(previous, value)
+    return total
+
+
+def _running_key(line: str) -> str:
+    """The line with its numbers (digits, roman numerals) as one mark: a running head reads the
+    same on every page but for the page number."""
+    def mark(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return "#" if token.isdigit() or _roman_value(token) is not None else token
+
+    return " ".join(_NUMBER_TOKEN.sub(mark, line).casefold().split())
+
+
+def _bare_number(line: str) -> int | None:
+    """The number a line holds alone (``12``, ``- 12 -``, ``xii``), else None."""
+    found = _BARE_NUMBER.match(line)
+    if found is None:
+        return None
+    token = found.group(1)
+    return int(token) if token.isdigit() else _roman_value(token)
+
+
+_END_NUMBER = re.compile(r"^\s*(\d{1,5})\s+\S|\S\s+(\d{1,5})\s*$")
+
+
+def _end_number(line: str) -> int | None:
+    """The page number a running head starts or ends with (``12  CHAPTER 4``, ``4.3. SECTION  13``)."""
+    found = _END_NUMBER.search(line)
+    if found is None or not any(char.isalpha() for char in line):  # a row of figures is no head
+        return None
+    return int(found.group(1) or found.group(2))
+
+
+def _edges(lines: Sequence[str], taken: dict[int, str], inner: bool) -> list[tuple[int, str]]:
+    """(index, position) of a page's non-blank lines in its first and last ``EDGE_LINES``, lines
+    already set apart aside; none on a page of fewer than three lines (a running line stands apart
+    from a body). ``inner``: only at an edge that has lines set apart already (the next line of a
+    head of several lines)."""
+    filled = [i for i, line in enumerate(lines) if line.strip() and i not in taken]
+    if len(filled) < EDGE_LINES + 1:
+        return []
+    top = [(i, HEADER) for i in filled[:EDGE_LINES]]
+    bottom = [(i, FOOTER) for i in filled[-EDGE_LINES:] if i not in {t for t, _ in top}]
+    if inner:
+        top = top if any(i < filled[0] for i in taken) else []
+        bottom = bottom if any(i > filled[-1] for i in taken) else []
+    return top + bottom
+
+
+#: rounds of peeling: a head of three lines (title, subtitle, page number) comes off in two
+PEEL_ROUNDS = 3
+
+
+def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
+    """Per page, the indices of its running header, footer and page-number lines with their role.
+
+    A line near the top or bottom is a running head or foot when the same text (numbers aside)
+    sits at that edge on ``RUNNING_SHARE`` of the pages, or on ``MIN_RUNNING_PAGES`` pages that
+    fill at least half of the span between its first and last (a section's own head). A number
+    alone is a page number when a neighbouring page carries one at the same edge that differs by
+    as many as the pages do; so is a head or foot that starts or ends with such a number (a
+    section's head on its pages, the page number with it). Lines found are peeled off and the
+    edges looked at again, for heads of several lines."""
+    found: list[dict[int, str]] = [{} for _ in pages]
+    if len(pages) < MIN_RUNNING_PAGES:
+        return found
+    for peel in range(PEEL_ROUNDS):
+        if not _peel(pages, found, inner=peel > 0):
+            break
+    return found
+
+
+def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bool) -> bool:
+    """One round of ``running_lines``: adds what it finds to ``found``; whether it found any."""
+    seen: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    numbers: dict[tuple[str, str], dict[int, tuple[int, int]]] = defaultdict(dict)
+    for page_index, lines in enumerate(pages):
+        for line_index, position in _edges(lines, found[page_index], inner):
+            value = _bare_number(lines[line_index])
+            if value is not None:
+                numbers[(position, PAGE_NUMBER)].setdefault(page_index, (line_index, value))
+                continue
+            value = _end_number(lines[line_index])
+            if value is not None:
+                numbers[(position, position)].setdefault(page_index, (line_index, value))
+            key = _running_key(lines[line_index])
+            if not any(char.isalpha() for char in key.replace("#", "")):
+                continue  # a row of figures repeats in form, not as a running head
+            entries = seen[(position, key)]
+            if not entries or entries[-1][0] != page_index:
+                entries.append((page_index, line_index))
+    added = False
+    needed = max(MIN_RUNNING_PAGES, math.ceil(RUNNING_SHARE * len(pages)))
+    for (position, _), entries in seen.items():
+        span = entries[-1][0] - entries[0][0] + 1
+        if len(entries) >= needed or (len(entries) >= MIN_RUNNING_PAGES and len(entries) >= RUN_DENSITY * span):
+            for page_index, line_index in entries:
+                added |= found[page_index].setdefault(line_index, position) == position
+    for (_, role), by_page in numbers.items():
+        numbered = sorted(by_page)
+        confirmed = [
+            page for k, page in enumerate(numbered)
+            if any(by_page[other][1] - by_page[page][1] == other - page
+                   for other in numbered[max(0, k - 1):k + 2] if other != page and abs(other - page) <= 2)
+        ]
+        if len(confirmed) >= MIN_RUNNING_PAGES:
+            for page in confirmed:
+                found[page][by_page[page][0]] = role
+                added = True
+    return added
+
+
+def _heading_key(text: str) -> str:
+    """Titles and lines compared without case, spacing or typographic quote and dash variants."""
+    return "".join(text.translate(_QUOTES).casefold().split()).replace("--", "-")
+
+
+#: what a page may print before an outline title: its number (``2.``, ``IV``, ``3.1)``)
+_NUMBERING = re.compile(r"(?:\d{1,3}|[ivxlcdm]{1,6}|[a-z])(?:[.:)]|\.\d{1,3})*[.:)\-]?")
+
+
+#: a label before a colon (``10:``, ``chapter1:``, ``chapterten:``) is at most this long, and the
+#: title after it at least this long, for a title and a line to match on what follows their labels
+_LABEL_CHARS, _LABELLED_TITLE_CHARS = 20, 3
+
+
+def _after_label(key: str) -> str:
+    label, colon, rest = key.partition(":")
+    return rest if colon and 0 < len(label) <= _LABEL_CHARS and len(rest) >= _LABELLED_TITLE_CHARS else ""
+
+
+def _reads_as(joined: str, title: str) -> bool:
+    """The lines read as the title, or as the title after the number the page gives it, or both
+    name the same thing after their own label (``10: "Property"`` printed ``CHAPTER TEN: “Property”``)."""
+    if joined == title or (joined.endswith(title) and _NUMBERING.fullmatch(joined[: -len(title)]) is not None):
+        return True
+    rest = _after_label(title)
+    return bool(rest) and rest == _after_label(joined)
+
+
+def outline_headings(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
+                     taken: Sequence[dict[int, str]]) -> list[list[Block]]:
+    """Per page, the outline titles found among its lines as heading blocks: on the page the entry
+    points at, else the next one; one to ``MAX_HEADING_LINES`` lines that read as the title (case,
+    spacing and quote styles aside). Lines already set apart as running heads are never headings."""
+    found: list[list[Block]] = [[] for _ in pages]
+    used: list[set[int]] = [set(t) for t in taken]
+    for entry in outline:
+        title = _heading_key(entry.title)
+        if not title or entry.page < 1:
+            continue
+        for page_index in (entry.page - 1, entry.page):
+            if page_index >= len(pages):
+                break
+            block = _find_title(pages[page_index], title, used[page_index])
+            if block is not None:
+                block.level = min(max(entry.level, 1), MAX_HEADING_LEVEL)
+                used[page_index].update(range(block.line, block.line + block.lines))
+                found[page_index].append(block)
+                break
+    return found
+
+
+def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | None:
+    for start, line in enumerate(lines):
+        if start in used or not line.strip():
+            continue
+        joined = ""
+        for count in range(1, MAX_HEADING_LINES + 1):
+            end = start + count
+            if end > len(lines) or (end - 1) in used:
+                break
+            joined += _heading_key(lines[end - 1])
+            if _reads_as(joined, title):
+                text = " ".join(" ".join(lines[start:end]).split())
+                return Block(role=HEADING, text=text, line=start, lines=count)
+            if not title.startswith(joined) and count > 1:
+                break
+    return None
+
+
+def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry]) -> list[list[Block]]:
+    """Per page, its structure blocks in line order: running heads and page numbers, headings."""
+    running = running_lines(pages)
+    headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
+    out = []
+    for lines, apart, titled in zip(pages, running, headings, strict=True):
+        blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
+        out.append(sorted([*blocks, *titled], key=lambda b: b.line))
+    return out
+
+
+def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
+    """A page's body lines as Markdown: running heads left out, headings as ``#`` lines set off by
+    blank lines; every other line as it is."""
+    by_line = {block.line: block for block in blocks}
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        block = by_line.get(index)
+        if block is None:
+            out.append(lines[index])
+            index += 1
+            continue
+        if block.role == HEADING:
+            out.extend(["", f"{'#' * block.level} {block.text}", ""])
+        index += block.lines
+    return "\n".join(out).strip("\n")

@@ -1,0 +1,146 @@
+"""Running heads, page numbers and outline headings of PDFs in document.md and pages/N.json (issue 19)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_pipeline import _store_with
+
+from papersift.content import PageContent
+from papersift.layout import page_file
+from papersift.pipeline import process_document
+from papersift.settings import Settings
+from papersift.structure import OutlineEntry, _heading_key, _reads_as, outline_headings, running_lines
+
+SECTIONS = [("4.2. Elliptische Geometrie", ["Das Modell"], 3),
+            ("4.3. Hyperbolische Geometrie", ["Das Poincaré-Modell", "Geodäten"], 5)]
+BENCH_PDFS = Path(__file__).resolve().parents[3] / "shared" / "bench-pdfs" / "files"
+
+
+def _results(tmp_path: Path, data: bytes) -> tuple[str, str, list[dict]]:
+    store, document = _store_with(tmp_path, "notes.pdf", data)
+    report = process_document(store, document, Settings(ocr_mode="off"))
+    prefix = f"results/{report.doc_id}/"
+    pages = [json.loads(store.get(prefix + page_file(n))) for n in range(1, report.page_count + 1)]
+    return store.get(prefix + "text.txt").decode(), store.get(prefix + "document.md").decode(), pages
+
+
+def test_lecture_notes_running_head_and_page_numbers_stay_out_of_document_md(tmp_path, pdf_factory):
+    text, markdown, pages = _results(tmp_path, pdf_factory.lecture_notes_pdf(SECTIONS))
+    assert "4.3. HYPERBOLISCHE GEOMETRIE" in text, "text.txt keeps the page text as it is"
+    assert "HYPERBOLISCHE GEOMETRIE" not in markdown and "ELLIPTISCHE GEOMETRIE" not in markdown
+    assert not any(line.strip().isdigit() for line in markdown.splitlines()), "no page number left in the body"
+    for number, page in enumerate(pages, start=1):
+        roles = {block["role"]: block["text"] for block in page["blocks"]}
+        assert roles["page_number"] == str(number)
+        if number not in (1, 4):  # a section's first page opens with its title, not the head
+            assert roles["header"].startswith(("4.2. ELLIPTISCHE GEOMETRIE", "4.3. HYPERBOLISCHE GEOMETRIE"))
+            assert roles["header"].endswith(str(number))
+
+
+def test_outline_titles_become_headings_at_their_nesting_level(tmp_path, pdf_factory):
+    _, markdown, pages = _results(tmp_path, pdf_factory.lecture_notes_pdf(SECTIONS))
+    lines = markdown.splitlines()
+    for heading in ("# 4.2. Elliptische Geometrie", "## Das Modell", "# 4.3. Hyperbolische Geometrie",
+                    "## Das Poincaré-Modell", "## Geodäten"):
+        assert heading in lines
+    assert lines.index("# 4.3. Hyperbolische Geometrie") < lines.index("## Geodäten")
+    fifth = [b for b in pages[4]["blocks"] if b["role"] == "heading"]
+    assert fifth == [{"role": "heading", "text": "Geodäten", "line": 1, "lines": 1, "level": 2}]
+
+
+def test_a_pdf_without_outline_or_running_heads_keeps_its_markdown_and_page_files(tmp_path, pdf_factory):
+    _, markdown, pages = _results(tmp_path, pdf_factory.numbered_pdf(5, "This is page number {n} of the document."))
+    assert markdown.count("page number") == 5
+    assert all("blocks" not in page for page in pages), "older readers see the page files they knew"
+
+
+def test_a_page_number_on_one_page_is_no_evidence():
+    pages = [["Introduction", "Text of the first page."], ["More text", "42"], ["Closing words", "the end"]]
+    assert running_lines(pages) == [{}, {}, {}]
+
+
+def test_roman_page_numbers_of_front_matter_are_page_numbers():
+    pages = [[f"Preface paragraph {word}", "more prose here", roman]
+             for word, roman in zip(("one", "two", "three", "four"), ("i", "ii", "iii", "iv"), strict=True)]
+    assert [found.get(2) for found in running_lines(pages)] == ["page_number"] * 4
+
+
+def test_rows_of_figures_at_the_top_of_table_pages_are_kept():
+    pages = [[f"{n} {n * 3} {n * 7}", f"{n + 1} {n * 2} {n * 9}", "Row total", "Sum"] for n in range(10, 16)]
+    assert all(0 not in found and 1 not in found for found in running_lines(pages))
+
+
+def _outline(path: Path) -> list[OutlineEntry]:
+    from papersift.formats.pdf import page_count_and_outline
+
+    return page_count_and_outline(path.read_bytes(), Settings())[1]
+
+
+@pytest.mark.skipif(not BENCH_PDFS.is_dir(), reason="../shared/bench-pdfs is absent")
+def test_bench_pdfs_outline_titles_are_headings_and_running_heads_leave_the_body(tmp_path):
+    with_outline = [p for p in sorted(BENCH_PDFS.glob("*.pdf")) if len(_outline(p)) >= 5]
+    assert with_outline, "bench-pdfs holds PDFs with outlines"
+    for path in with_outline:
+        outline = _outline(path)
+        _, markdown, pages = _results(tmp_path / path.stem, path.read_bytes())
+        headings = {_heading_key(line.lstrip("#")): len(line) - len(line.lstrip("#"))
+                    for line in markdown.splitlines() if line.startswith("#")}
+        pointing = [e for e in outline if e.page]  # an entry that points at no page has no place
+        found = [e for e in pointing
+                 if any(_reads_as(key, _heading_key(e.title)) and level == min(e.level, 6)
+                        for key, level in headings.items())]
+        assert len(found) >= 0.9 * len(pointing), f"{path.name}: {len(found)} of {len(pointing)} titles"
+        left = [page["number"] for page in pages
+                if any(block.text in PageContent.from_dict(page).to_markdown().splitlines()
+                       for block in PageContent.from_dict(page).set_apart() if block.role != "page_number")]
+        assert len(left) <= 0.05 * len(pages), f"{path.name}: running heads left in the body of pages {left}"
+
+
+def test_a_chapter_title_matches_the_page_that_spells_its_number_out():
+    pages = [["CHAPTER TEN: “Property”", "Jack Valenti has been the president", "of the association"],
+             ["2. Shorter Terms", "The term of copyright has gone", "from fourteen years"]]
+    outline = [OutlineEntry('10: "Property"', 2, 1), OutlineEntry("Shorter Terms", 3, 2),
+               OutlineEntry("10: Valenti", 2, 1)]
+    found = outline_headings(pages, outline, [{}, {}])
+    assert [(b.text, b.level) for b in found[0]] == [("CHAPTER TEN: “Property”", 2)]
+    assert [(b.text, b.level) for b in found[1]] == [("2. Shorter Terms", 3)]
+
+
+def test_a_running_head_of_several_lines_comes_off_line_by_line():
+    """Emerald's journals foot each page with "Shift work", "interventions" and the page number."""
+    pages = [[f"Shift workers on {word} rosters", f"reported {word} conflicts", f"when {word} training ran",
+              "Shift work", "interventions", str(160 + n)]
+             for n, word in enumerate(("night", "weekend", "rotating", "split", "early"))]
+    assert all(found == {3: "footer", 4: "footer", 5: "page_number"} for found in running_lines(pages))
+
+
+def test_a_section_head_counts_on_the_pages_it_runs_over_not_the_whole_document():
+    words = ("Geodäten", "Kreise", "Dreiecke", "Winkel", "Flächen", "Modelle", "Spiegelungen", "Abstände",
+             "Horozyklen", "Isometrien", "Parallelen", "Ebenen", "Kugeln", "Gruppen", "Bahnen", "Pole")
+    section = [[f"4.3. HYPERBOLISCHE GEOMETRIE {50 + n}", f"Satz über {w}", f"Beweis mit {w}", f"Folgerung für {w}"]
+               for n, w in enumerate(words[:4])]
+    other = [[f"{w} im Überblick", f"Wir sehen {w} an", f"und messen {w}", f"{w} zum Schluss"] for w in words[4:]]
+    found = running_lines([*other[:6], *section, *other[6:]])
+    assert [found[i] for i in range(6, 10)] == [{0: "header"}] * 4
+    assert not any(found[i] for i in [*range(6), *range(10, 16)])
+
+
+def test_the_plan_keeps_an_outline_only_for_a_pdf_that_has_one(tmp_path, pdf_factory):
+    from papersift.steps.plan import plan_document
+    from papersift.workfiles import get_json, outline_key
+
+    for name, data, expected in (("notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]), True),
+                                 ("plain.pdf", pdf_factory.numbered_pdf(3), False)):
+        store, document = _store_with(tmp_path / name, name, data)
+        plan = plan_document(store, document, Settings())
+        assert store.exists(outline_key(document.doc_id)) is expected
+        assert plan.has_outline is expected, "assemble asks for the outline only when the plan kept one"
+    notes_store, notes = _store_with(tmp_path / "again", "notes.pdf", pdf_factory.lecture_notes_pdf(SECTIONS[1:]))
+    plan_document(notes_store, notes, Settings())
+    assert get_json(notes_store, outline_key(notes.doc_id)) == [
+        {"title": "4.3. Hyperbolische Geometrie", "level": 1, "page": 1},
+        {"title": "Das Poincaré-Modell", "level": 2, "page": 1},
+        {"title": "Geodäten", "level": 2, "page": 2}]
