@@ -252,3 +252,25 @@ def test_text_wholly_outside_the_crop_box_stays_out() -> None:
     (page,) = pdf.extract_pages(cropped_pdf(lines, (0, 600, 595, 700)), SETTINGS, 1, 1)
     assert page.text == lines[-1]
     assert "text_beyond_page_box" not in page.report.signals
+
+
+def test_a_batch_of_a_page_tree_the_plan_found_sound_does_not_walk_the_tree_again(monkeypatch) -> None:
+    """The probe walks pdfium's page tree to its last page: every batch of a long document paid it
+    (80 ms a batch at 15,000 pages), so batches grew with the document's length."""
+    from pdf_factory import numbered_pdf
+
+    from papersift import pdf_engines
+    from papersift.formats.pdf import page_count_and_outline
+
+    data = numbered_pdf(30)
+    count, _outline, sound = page_count_and_outline(data, SETTINGS)
+    assert (count, sound) == (30, 30)
+    probes: list[int] = []
+    real = pdf_engines._page_tree_doubt
+    monkeypatch.setattr(pdf_engines, "_page_tree_doubt", lambda *a: probes.append(1) or real(*a))
+    with pdf.PdfPages(data, SETTINGS, sound_tree_pages=sound) as document:
+        assert document.page(12).text == "This is page number 12 of the document."
+    assert probes == []
+    with pdf.PdfPages(data, SETTINGS, sound_tree_pages=29) as document:  # not this tree: checked as before
+        document.page(1)
+    assert probes == [1]

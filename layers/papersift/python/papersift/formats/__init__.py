@@ -110,13 +110,14 @@ def count_pages(data: bytes, file_type: FileType, settings: Settings) -> int | N
 
 
 def count_pages_and_outline(data: bytes, file_type: FileType,
-                            settings: Settings) -> tuple[int | None, list[OutlineEntry]]:
-    """``count_pages`` and, for a PDF, its outline (headings for document.md) from the same opening."""
+                            settings: Settings) -> tuple[int | None, list[OutlineEntry], int]:
+    """``count_pages`` and, for a PDF, its outline (headings for document.md) and the pages of a
+    page tree found sound (``Batch.sound_tree_pages``), from the same opening."""
     if file_type.kind == "pdf":
         from papersift.formats import pdf
 
         return pdf.page_count_and_outline(data, settings)
-    return count_pages(data, file_type, settings), []
+    return count_pages(data, file_type, settings), [], 0
 
 
 class PagedDocument(Protocol):
@@ -130,12 +131,12 @@ class PagedDocument(Protocol):
     def ocr_input(self, number: int) -> bytes | None: ...
 
 
-def open_paged(data: bytes, file_type: FileType, settings: Settings) -> PagedDocument:
+def open_paged(data: bytes, file_type: FileType, settings: Settings, sound_tree_pages: int = 0) -> PagedDocument:
     """Open a paged format for a batch of pages (raises the format's Encrypted/Corrupt errors)."""
     if file_type.kind == "pdf":
         from papersift.formats.pdf import PdfPages
 
-        return PdfPages(data, settings)
+        return PdfPages(data, settings, sound_tree_pages=sound_tree_pages)
     if file_type.kind in PICTURE_KINDS:
         from papersift.formats.image import PicturePages
 

@@ -49,11 +49,12 @@ def page_count(data: bytes, settings: Settings) -> int:
         return handle.page_count
 
 
-def page_count_and_outline(data: bytes, settings: Settings) -> tuple[int, list[OutlineEntry]]:
-    """Number of pages and the outline, from the one opening the plan makes anyway (pdfium reads
+def page_count_and_outline(data: bytes, settings: Settings) -> tuple[int, list[OutlineEntry], int]:
+    """Number of pages, the outline, and the pages of a page tree pdfium found sound (0: not
+    sound, each batch checks it again), from the one opening the plan makes anyway (pdfium reads
     an outline in well under a millisecond; pypdf takes tens)."""
     with PdfHandle(data, settings.passwords) as handle:
-        return handle.page_count, handle.outline(MAX_OUTLINE_ENTRIES)
+        return handle.page_count, handle.outline(MAX_OUTLINE_ENTRIES), handle.page_count if handle.tree_sound else 0
 
 
 def extract_pages(data: bytes, settings: Settings, first: int, last: int) -> list[PageContent]:
@@ -68,9 +69,9 @@ class PdfPages:
     """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
     read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
 
-    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "") -> None:
+    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "", sound_tree_pages: int = 0) -> None:
         self.data, self.settings = data, settings
-        self.handle = PdfHandle(data, settings.passwords, without_pdfium)
+        self.handle = PdfHandle(data, settings.passwords, without_pdfium, sound_tree_pages)
 
     @property
     def count(self) -> int:

@@ -209,6 +209,9 @@ class Batch(StepModel):
     #: 0 for whole-document formats (units are counted while extracting)
     last_page: int = Field(ge=0)
     batch_index: int = Field(ge=0)
+    #: a PDF whose page tree the plan found sound, with this many pages: the batch does not walk
+    #: the tree again (0: check it)
+    sound_tree_pages: int = Field(default=0, ge=0)
 
     @property
     def paged(self) -> bool:

@@ -59,7 +59,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
     wanted = 0
     try:
         if batch.paged:
-            for page, ocr_input in _paged_units(source, file_type, limits, first, last):
+            for page, ocr_input in _paged_units(source, file_type, limits, first, last, batch.sound_tree_pages):
                 if page.ocr_scope:
                     # the OCR input first: a page JSON written means its input is too (a retry resumes after it)
                     _put_ocr_input(store, doc_id, page.number, ocr_input, page.ocr_scope == RENDERING_CHECK)
@@ -93,11 +93,11 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
 TIME_MARGIN = 5.0
 
 
-def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int,
-                 last: int) -> Iterator[tuple[PageContent, bytes | None]]:
+def _paged_units(source: Source, file_type: FileType, limits: Limits, first: int, last: int,
+                 sound_tree_pages: int = 0) -> Iterator[tuple[PageContent, bytes | None]]:
     """Pages first..last (to the document's end) read in a worker process, each with its OCR input
     when OCR should read it; a page the worker could not finish is a failed page saying why."""
-    opened = functools.partial(formats.open_paged, source.data, file_type, source.settings)
+    opened = functools.partial(formats.open_paged, source.data, file_type, source.settings, sound_tree_pages)
     for number, result in run_units(opened, _read_page, range(first, last + 1), limits):
         if result is None:
             return

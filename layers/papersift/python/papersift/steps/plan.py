@@ -47,8 +47,8 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
         else:
             # in a worker: pdfium parses the whole file here, the first reader a hostile PDF meets
             limits = Limits(source.settings.page_seconds, source.settings.unit_memory_mb)
-            pages, outline = run_once(functools.partial(formats.count_pages_and_outline, source.data, file_type,
-                                                        source.settings), limits)
+            pages, outline, sound_tree_pages = run_once(functools.partial(
+                formats.count_pages_and_outline, source.data, file_type, source.settings), limits)
             if outline:
                 put_json(store, outline_key(doc_id), [asdict(entry) for entry in outline])
                 found["has_outline"] = True
@@ -59,7 +59,7 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
             else:
                 # pages beyond max_pages get no batch (and no work file): the verdict says they exist
                 wanted = None if pages is None else min(pages, source.settings.max_pages)
-                batches = page_batches(request, file_type.kind, wanted, source.settings)
+                batches = page_batches(request, file_type.kind, wanted, source.settings, sound_tree_pages)
                 found.update(page_count=pages or 0, batches=batches, batch_count=len(batches),
                              use_distributed_map=len(batches) > settings.distributed_map_threshold)
     except PapersiftError as exc:
@@ -78,10 +78,12 @@ def plan_document(store: ObjectStore, request: DocumentRef, settings: Settings,
     return plan
 
 
-def page_batches(document: DocumentRef, kind: str, pages: int | None, settings: Settings) -> list[Batch]:
+def page_batches(document: DocumentRef, kind: str, pages: int | None, settings: Settings,
+                 sound_tree_pages: int = 0) -> list[Batch]:
     """``page_batch_size`` pages per batch; whole-document formats (``pages`` None) are one
     batch whose units are counted on extraction."""
-    base = {"doc_id": document.doc_id, "bucket": document.bucket, "key": document.key, "kind": kind}
+    base: dict[str, Any] = {"doc_id": document.doc_id, "bucket": document.bucket, "key": document.key, "kind": kind,
+                            "sound_tree_pages": sound_tree_pages}
     if pages is None:
         return [Batch(**base, first_page=1, last_page=0, batch_index=0)]
     size = settings.page_batch_size
