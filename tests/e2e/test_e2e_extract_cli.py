@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_watch import processes_with, wait_for
 from scan_factory import text_image
 
 pytestmark = pytest.mark.slow
@@ -24,15 +25,6 @@ def slow_scan(path: Path, frames: int = 6) -> Path:
     images = [text_image() for _ in range(frames)]
     images[0].save(path, format="TIFF", save_all=True, append_images=images[1:])
     return path
-
-
-def wait_for(condition: object, seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_a_finished_input_is_written_while_a_slow_one_is_still_read(tmp_path: Path) -> None:
@@ -125,19 +117,6 @@ def _processes_in_session(session: int) -> list[int]:
     return found
 
 
-def _processes_with(marker: str) -> list[int]:
-    """The processes whose environment carries ``marker`` (every descendant of the run inherits it)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def test_kill_9_of_extract_ends_its_lanes_and_workers_and_the_next_run_removes_their_folders(
     tmp_path: Path
 ) -> None:
@@ -162,10 +141,10 @@ def test_kill_9_of_extract_ends_its_lanes_and_workers_and_the_next_run_removes_t
         assert len(lanes) == 2, "the lanes' folders are named after the command's pid"
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
-        assert wait_for(lambda: not _processes_with(marker), seconds=5), "a lane or worker outlived the command"
+        assert wait_for(lambda: not processes_with(marker), seconds=5), "a lane or worker outlived the command"
         assert process.stdout is not None and process.stdout.read() == b"", "stdout reached its end"
     finally:
-        for pid in _processes_with(marker):
+        for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)
     note = tmp_path / "note.txt"
     note.write_text("A second run, after the killed one.\n")
@@ -197,7 +176,7 @@ def test_sigterm_and_sighup_stop_extract_like_ctrl_c_and_leave_no_temporary_fold
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == code, stderr
     assert b"papersift: interrupted (" + stop.name.encode() + b")" in stderr and b"Traceback" not in stderr
-    assert wait_for(lambda: not _processes_with(marker), seconds=10), "a lane or worker outlived it"
+    assert wait_for(lambda: not processes_with(marker), seconds=10), "a lane or worker outlived it"
     assert not list(out.glob(".papersift-work-*")) and not list(temp.iterdir())
 
 

@@ -12,37 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from process_watch import processes_with, wait_for
 from scan_factory import text_image
 
 pytestmark = pytest.mark.slow
 
 PAPERSIFT = Path(sys.executable).with_name("papersift")
 NOTE = "The ferry leaves at dawn from the northern pier.\n"
-
-
-def wait_for(condition: object, seconds: float = 300) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
-
-
-def _processes_with(marker: str) -> list[int]:
-    """The live processes whose environment carries ``marker`` (every descendant of the run inherits it;
-    not PAPERSIFT_*: `run` reads those as settings)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "environ").read_bytes():
-                    state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                    if state != "Z":  # a zombie is already gone
-                        found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def _a_note_and_slow_scans(inputs: Path) -> None:
@@ -80,18 +56,20 @@ def test_sigterm_and_sighup_stop_run_like_ctrl_c_keeping_what_finished_and_no_te
 ) -> None:
     process, marker, temp, out = _start_run(tmp_path)
     try:
-        assert wait_for(lambda: (out / "a-note.txt" / "report.json").exists() or process.poll() is not None)
+        assert wait_for(lambda: (out / "a-note.txt" / "report.json").exists() or process.poll() is not None,
+                        seconds=300)
         assert process.poll() is None, process.communicate()[1]
         process.send_signal(stop)
         _, stderr = process.communicate(timeout=90)
         assert process.returncode == code, stderr
         assert b"papersift: interrupted (" + stop.name.encode() + b")" in stderr and b"Traceback" not in stderr
         assert b"1 of 2" in stderr and b"a-note.txt" in stderr, stderr
-        assert wait_for(lambda: not _processes_with(marker), seconds=15), "a process of the run outlived it"
+        assert wait_for(lambda: not processes_with(marker, zombies=False), seconds=15), \
+            "a process of the run outlived it"
     finally:
         if process.poll() is None:
             process.kill()
-        for pid in _processes_with(marker):
+        for pid in processes_with(marker, zombies=False):
             os.kill(pid, signal.SIGKILL)
     _assert_note_complete(out)
     assert not list(temp.glob("papersift-*")) and not list(out.glob(".papersift-*"))
@@ -103,15 +81,16 @@ def test_kill_9_of_run_leaves_no_process_and_the_next_run_into_the_folder_remove
 ) -> None:
     process, marker, temp, out = _start_run(tmp_path, stderr=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: (out / "a-note.txt" / "report.json").exists())
-        assert wait_for(lambda: list(temp.glob("papersift-*")))
+        assert wait_for(lambda: (out / "a-note.txt" / "report.json").exists(), seconds=300)
+        assert wait_for(lambda: list(temp.glob("papersift-*")), seconds=300)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
-        assert wait_for(lambda: not _processes_with(marker), seconds=10), "a process of the run outlived it"
+        assert wait_for(lambda: not processes_with(marker, zombies=False), seconds=10), \
+            "a process of the run outlived it"
     finally:
         if process.poll() is None:
             process.kill()
-        for pid in _processes_with(marker):
+        for pid in processes_with(marker, zombies=False):
             os.kill(pid, signal.SIGKILL)
     left = [*temp.glob("papersift-*"), *out.glob(".papersift-*")]
     note = tmp_path / "second.txt"
