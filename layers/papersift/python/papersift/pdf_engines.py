@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -32,7 +32,7 @@ import pypdfium2.raw as pdfium_c
 from papersift import pdf_fonts
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
-from papersift.pdf_fonts import FontEvidence, MathGlyphs
+from papersift.pdf_fonts import DictionaryFacts, FontEvidence, FontUse, MathGlyphs, ProgramFacts
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 from papersift.structure import MAX_TITLE_CHARS, OutlineEntry
@@ -41,6 +41,8 @@ _T = TypeVar("_T")
 
 #: the ladder, in the order the engines are tried
 ENGINE_ORDER = ("pdfium", "pypdf", "pdfminer", "pdftotext")
+#: characters sampled over a page for its report's font summary (PdfHandle.font_uses)
+FONT_SUMMARY_SAMPLES = 16
 
 #: a page with this many vector paths and no text may draw its text as outlines
 VECTOR_GLYPH_PATHS = 100
@@ -466,6 +468,9 @@ class PdfHandle:
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
         self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
         self._math_fonts: dict[int, bool] = {}  # pdfium font handle's address -> one of TeX's math fonts
+        self._program_facts: dict[int, ProgramFacts] = {}  # pdfium font handle's address -> what pdfium says
+        self._dictionary_facts: dict[str, DictionaryFacts] = {}  # base font name -> what its dictionary says
+        self._dictionaries_read: set[int] = set()  # pages whose font dictionaries were read for the summary
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
         self._pdfium_pages: int | None = None
@@ -779,6 +784,47 @@ class PdfHandle:
             embedded_glyphs=embedded,
             truetype_glyphs=truetype,
         )
+
+    def font_uses(self, number: int) -> list[FontUse]:
+        """The fonts page ``number``'s text uses (over FONT_SUMMARY_SAMPLES characters), by name, for
+        the page report: pdfium's facts for each (once per batch), and what the font dictionaries
+        say where pypdf is open for the batch already (the ladder opened it); reading them for every
+        document would cost more than the extraction. Empty when pdfium cannot read the page: the
+        summary is a report, never a verdict."""
+        if self.pdfium is None:
+            return []
+        try:
+            used = self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_font_handles(
+                textpage, FONT_SUMMARY_SAMPLES))
+        except EngineError:
+            return []
+        uses: dict[str, FontUse] = {}
+        for key, (handle, chars, unmapped) in used.items():
+            if key not in self._program_facts:
+                self._program_facts[key] = pdf_fonts.program_facts(handle)
+            program = self._program_facts[key]
+            if program.name in uses:  # two handles of one name (two encodings of a font): counted together
+                known = uses[program.name]
+                chars, unmapped = chars + known.sampled_chars, unmapped + known.unmapped_chars
+            uses[program.name] = FontUse(program, chars, unmapped, None)
+        if self._pypdf is not None:
+            self._read_dictionaries(number, uses.keys())
+        return [replace(use, dictionary=self._dictionary_facts.get(name)) for name, use in sorted(uses.items())]
+
+    def _read_dictionaries(self, number: int, names: Iterable[str]) -> None:
+        """Record what the font dictionaries of page ``number`` say, by base font name, when one of
+        ``names`` is not known yet; each page is read at most once, each name kept once."""
+        missing = {name for name in names if name not in self._dictionary_facts}
+        if not missing or number in self._dictionaries_read:
+            return
+        self._dictionaries_read.add(number)
+        try:
+            for font in pdf_fonts.font_dictionaries(self.pypdf.pages[number - 1], until_found=missing):
+                name = pdf_fonts.base_font_name(font)
+                if name not in self._dictionary_facts:
+                    self._dictionary_facts[name] = pdf_fonts.dictionary_facts(font)
+        except Exception:  # damaged resources: the summary keeps pdfium's facts alone
+            return
 
     @property
     def miner(self) -> _Pdfminer:

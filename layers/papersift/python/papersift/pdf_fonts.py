@@ -497,6 +497,115 @@ def base_font_name(font: Mapping[str, Any]) -> str:
     return name
 
 
+#: what a font dictionary's /Encoding says, as the page report names it (DictionaryFacts.encoding)
+ENCODING_BUILTIN = "builtin"  # none: the codes go through the font program's own encoding
+ENCODING_STANDARD = "standard"  # a named simple encoding (WinAnsi, MacRoman, Standard, ...)
+ENCODING_DIFFERENCES = "differences"  # a simple encoding with /Differences
+ENCODING_IDENTITY_H = "identity_h"
+ENCODING_IDENTITY_V = "identity_v"
+ENCODING_PREDEFINED_CMAP = "predefined_cmap"  # a Type0 font through a named CMap (UniJIS-UCS2-H)
+ENCODING_EMBEDDED_CMAP = "embedded_cmap"  # a Type0 font through a CMap stream in the file
+_SYMBOLIC_FLAG = 1 << 2  # /FontDescriptor /Flags bit 3
+
+
+@dataclass(frozen=True)
+class ProgramFacts:
+    """What pdfium says of one of a document's fonts (its handle): read once per batch."""
+
+    name: str  # base font name, subset tag stripped
+    subset: bool  # pdfium's name kept a subset tag (ABCDEF+); it drops the tag of most subsets
+    embedded: bool  # the file carries the program (a Type 3 font's glyphs always are)
+    type3: bool  # glyphs drawn by content streams: embedded, and no program pdfium can hand over
+    symbolic: bool  # the descriptor's symbolic flag (pdfium's flags)
+    math: bool  # one of TeX's math or symbol fonts (is_math_font)
+
+
+def program_facts(font: Any) -> ProgramFacts:
+    """The :class:`ProgramFacts` of a pdfium font handle (a few calls; no program is copied)."""
+    c = pdfium_c
+    size = c.FPDFFont_GetBaseFontName(font, None, 0)
+    buffer = ctypes.create_string_buffer(max(size, 1))
+    c.FPDFFont_GetBaseFontName(font, buffer, size)
+    raw_name = buffer.value.decode("latin-1")
+    name = _SUBSET_TAG.sub("", raw_name)
+    embedded = bool(c.FPDFFont_GetIsEmbedded(font))
+    program = ctypes.c_size_t()
+    type3 = embedded and not (c.FPDFFont_GetFontData(font, None, 0, ctypes.byref(program)) and program.value)
+    return ProgramFacts(name=name, subset=name != raw_name, embedded=embedded, type3=type3,
+                        symbolic=bool(c.FPDFFont_GetFlags(font) & _SYMBOLIC_FLAG), math=is_math_font(name))
+
+
+def sampled_font_handles(textpage: Any, samples: int) -> dict[int, tuple[Any, int, int]]:
+    """Font handle's address -> (the handle, sampled characters it draws, ... of which pdfium found
+    no Unicode for), over at most ``samples`` characters spread over the page: the fonts the page's
+    text uses, at a cost that does not grow with the page (fonts drawing only a few of a long
+    page's characters may go unseen)."""
+    c = pdfium_c
+    count = c.FPDFText_CountChars(textpage)
+    step = max(count // samples, 1)
+    found: dict[int, tuple[Any, int, int]] = {}
+    for index in range(step // 2, count, step):
+        obj = c.FPDFText_GetTextObject(textpage, index)
+        font = c.FPDFTextObj_GetFont(obj) if obj else None
+        if not font:
+            continue
+        key = ctypes.cast(font, ctypes.c_void_p).value or 0
+        _, chars, unmapped = found.get(key, (font, 0, 0))
+        found[key] = (font, chars + 1, unmapped + (c.FPDFText_HasUnicodeMapError(textpage, index) == 1))
+    return found
+
+
+@dataclass(frozen=True)
+class DictionaryFacts:
+    """What one font dictionary says about itself (pypdf), read once per document."""
+
+    name: str  # base_font_name
+    subset: bool  # the /BaseFont carries a subset tag
+    subtype: str  # Type1, TrueType, Type0, Type3, MMType1 ...
+    encoding: str  # one of the ENCODING_ kinds
+    cmap: str  # the predefined CMap's or named encoding's name ('' when none)
+    to_unicode: bool
+    vertical: bool  # vertical writing (a Type0 font through a -V CMap)
+
+
+def dictionary_facts(font: Mapping[str, Any]) -> DictionaryFacts:
+    """The :class:`DictionaryFacts` of a pypdf font dictionary."""
+    subtype = str(font.get("/Subtype", ""))[1:]
+    kind, cmap = _encoding_kind(subtype, _resolve(font.get("/Encoding")))
+    return DictionaryFacts(name=base_font_name(font),
+                           subset=_SUBSET_TAG.match(str(font.get("/BaseFont", ""))[1:]) is not None,
+                           subtype=subtype, encoding=kind, cmap=cmap, to_unicode="/ToUnicode" in font,
+                           vertical=writes_vertically(font))
+
+
+@dataclass(frozen=True)
+class FontUse:
+    """One font a page's text uses, for the page report: what pdfium says of it, how many of the
+    sampled characters it draws and leaves without Unicode, and what its dictionary says (None when
+    the document's font dictionaries were not read: pypdf is opened only where the ladder needs it)."""
+
+    program: ProgramFacts
+    sampled_chars: int
+    unmapped_chars: int
+    dictionary: DictionaryFacts | None
+
+
+def _encoding_kind(subtype: str, encoding: Any) -> tuple[str, str]:
+    if subtype == "Type0":
+        if encoding in ("/Identity-H", "/Identity-V"):
+            return (ENCODING_IDENTITY_H if encoding == "/Identity-H" else ENCODING_IDENTITY_V), ""
+        if isinstance(encoding, str):
+            return ENCODING_PREDEFINED_CMAP, str(encoding)[1:]
+        return ENCODING_EMBEDDED_CMAP, ""
+    if isinstance(encoding, str):
+        return ENCODING_STANDARD, str(encoding)[1:]
+    if isinstance(encoding, Mapping):
+        base = _resolve(encoding.get("/BaseEncoding"))
+        base_name = str(base)[1:] if isinstance(base, str) else ""
+        return (ENCODING_DIFFERENCES if "/Differences" in encoding else ENCODING_STANDARD), base_name
+    return ENCODING_BUILTIN, ""
+
+
 def _embeds_program(font: Mapping[str, Any]) -> bool:
     descriptor = _resolve(font.get("/FontDescriptor"))
     return isinstance(descriptor, Mapping) and any(key in descriptor for key in ("/FontFile2", "/FontFile3"))

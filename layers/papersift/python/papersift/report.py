@@ -252,6 +252,35 @@ class PictureRecord(ReportModel):
     reason: str = ""
 
 
+#: what a font's /Encoding is, as PageFont names it (papersift.pdf_fonts' ENCODING_ kinds)
+FONT_ENCODINGS = ("builtin", "standard", "differences", "identity_h", "identity_v", "predefined_cmap",
+                  "embedded_cmap")
+
+
+class PageFont(ReportModel):
+    """One font a PDF page's text uses: what the file says about it, so a person can see why the
+    page's text was or was not trusted (the verdict's doubts are in PageReport.fonts). pdfium's
+    facts are always there; the dictionary's (null when not read) where the document's font
+    dictionaries were read for its verdict."""
+
+    name: str = Field(description="base font name, its subset tag (ABCDEF+) stripped")
+    subset: bool = Field(default=False, description="an embedded subset (its name carries a subset tag)")
+    embedded: bool = False
+    type3: bool = Field(default=False, description="a Type 3 font: glyphs drawn by content streams")
+    symbolic: bool = Field(default=False, description="the font descriptor's symbolic flag")
+    math: bool = Field(default=False, description="one of TeX's math or symbol fonts (cmex, cmsy, msam, ...)")
+    sampled_chars: Count = Field(default=0, description="of the page's characters sampled, those in this font")
+    unmapped_chars: Count = Field(default=0, description="... of which pdfium found no Unicode for")
+    subtype: str | None = Field(default=None, description="Type1, TrueType, Type0, Type3, MMType1, ...")
+    encoding: Annotated[str, AfterValidator(_member_of(FONT_ENCODINGS)), _enum_schema(FONT_ENCODINGS)] | None = \
+        Field(default=None, description="builtin (the program's own), standard, differences (/Differences), "
+                                        "identity_h, identity_v, predefined_cmap, embedded_cmap")
+    cmap: str = Field(default="", description="the named encoding or predefined CMap (WinAnsiEncoding, "
+                                              "UniJIS-UCS2-H)")
+    to_unicode: bool | None = Field(default=None, description="the font carries a ToUnicode map")
+    vertical: bool | None = Field(default=None, description="vertical writing mode (a -V CMap)")
+
+
 class PageReport(ReportModel):
     """One page (or unit: a sheet, a slide deck, a whole text file): how it ended, which engine's
     text was kept, and every engine's try."""
@@ -282,6 +311,11 @@ class PageReport(ReportModel):
     fonts: list[str] = Field(
         default_factory=list, description="the fonts the page draws with whose Unicode mapping is doubtful, each with "
                                           "its doubt ('Vera (builtin_encoding)'), where the fonts were consulted")
+    font_summary: list[PageFont] = Field(
+        default_factory=list, description="the fonts a PDF page's text uses (over a sample of its characters), "
+                                          "each with what the file says about it: embedded, subset, Type 3, "
+                                          "symbolic, math, unmapped characters; ToUnicode, encoding and writing mode "
+                                          "where the font dictionaries were read")
     rendering_agreement: Fraction | None = Field(
         default=None, description="set when the rendered page judged an uncertain text layer: the share of the "
                                   "layer's characters OCR read the same (signal verified_by_rendering when it "

@@ -26,7 +26,7 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, MathGlyphs
+from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, FontUse, MathGlyphs
 from papersift.quality import (
     THIN_WORD_EVIDENCE,
     PageLayout,
@@ -36,7 +36,7 @@ from papersift.quality import (
     character_agreement,
     nonspace_count,
 )
-from papersift.report import EngineAttempt, ErrorRecord, PageReport, PageStatus
+from papersift.report import EngineAttempt, ErrorRecord, PageFont, PageReport, PageStatus
 from papersift.settings import OCR_OFF, Settings
 from papersift.structure import MAX_OUTLINE_ENTRIES, OutlineEntry
 
@@ -208,11 +208,26 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         tables=len(tables),
         form_fields=len(fields),
         fonts=work.fonts.summary() if work.fonts is not None else [],
+        font_summary=[_page_font(use) for use in handle.font_uses(number)],
     )
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page
+
+
+def _page_font(use: FontUse) -> PageFont:
+    """The page report's entry for a font the page uses (pdf_fonts.FontUse), built without
+    validation: every value is of the engines' making, and a page draws with several fonts."""
+    program, dictionary = use.program, use.dictionary
+    facts: dict[str, Any] = {} if dictionary is None else {
+        "subset": dictionary.subset or program.subset, "subtype": dictionary.subtype, "encoding": dictionary.encoding,
+        "cmap": dictionary.cmap, "to_unicode": dictionary.to_unicode, "vertical": dictionary.vertical,
+        "type3": dictionary.subtype == "Type3" or program.type3}
+    return PageFont.model_construct(**{
+        "name": program.name, "subset": program.subset, "embedded": program.embedded, "type3": program.type3,
+        "symbolic": program.symbolic, "math": program.math, "sampled_chars": use.sampled_chars,
+        "unmapped_chars": use.unmapped_chars, **facts})
 
 
 def _form_fields(handle: PdfHandle, number: int, text: str, work: _PageWork) -> list[FormField]:

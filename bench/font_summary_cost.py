@@ -1,0 +1,60 @@
+"""What the per-page font summary (PageReport.font_summary, issue 17) costs: papersift's real PDF
+path in process (bench/pdf_throughput.papersift_pages, OCR off) over ../shared/bench-pdfs, with the
+summary on and off (PdfHandle.font_uses answering nothing), rounds alternating, CPU time, best and
+median of ``--repeat`` rounds after one warm-up of each.
+
+    .venv/bin/python bench/font_summary_cost.py [--repeat 5] [--bench-pdfs DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pdf_throughput import REPO, papersift_pages, read_bench_pdfs
+
+from papersift.pdf_engines import PdfHandle
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--bench-pdfs", type=Path, default=REPO.parent / "shared" / "bench-pdfs")
+    args = parser.parse_args(argv)
+    docs = read_bench_pdfs(args.bench_pdfs)
+    pages = sum(doc.pages for doc in docs)
+    on = PdfHandle.font_uses
+
+    def off(self: PdfHandle, number: int) -> list:  # type: ignore[type-arg]
+        return []
+
+    def run(summary: bool) -> float:
+        PdfHandle.font_uses = on if summary else off  # type: ignore[method-assign]
+        started = time.process_time()
+        fonts = sum(len(page.report.font_summary) for doc in docs for page in papersift_pages(doc))
+        assert (fonts > 0) == summary
+        return time.process_time() - started
+
+    run(True), run(False)  # warm-up
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(args.repeat):
+        for summary in (False, True):
+            times[summary].append(run(summary))
+    best_off, best_on = min(times[False]), min(times[True])
+    med_off, med_on = statistics.median(times[False]), statistics.median(times[True])
+    print(f"bench-pdfs: {len(docs)} files, {pages} pages, {args.repeat} rounds, CPU s")
+    print("| summary | best CPU s | median CPU s |")
+    print("|---|---:|---:|")
+    print(f"| off | {best_off:.3f} | {med_off:.3f} |")
+    print(f"| on | {best_on:.3f} | {med_on:.3f} |")
+    print(f"extra: best {best_on - best_off:+.3f} s ({(best_on / best_off - 1):+.1%}), "
+          f"median {med_on - med_off:+.3f} s ({(med_on / med_off - 1):+.1%})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
