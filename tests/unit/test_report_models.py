@@ -60,7 +60,7 @@ def test_report_json_keeps_the_dataclass_layout_every_field_in_order_none_and_em
                           "fonts_without_map"]
     assert list(data["pages"][0]) == ["number", "status", "engine", "char_count", "confidence", "reason", "seconds",
                                       "signals", "language", "attempts", "errors", "tables", "form_fields",
-                                      "ocr_cost_usd", "ocr", "fonts", "rendering_agreement", "pictures",
+                                      "ocr_cost_usd", "ocr", "fonts", "font_summary", "rendering_agreement", "pictures",
                                       "pictures_not_listed"]
     assert data["pages"][1]["ocr"] is None and data["pages"][1]["attempts"] == [] and data["errors"] == []
     assert data["pages"][0]["language"] is None
