@@ -795,7 +795,7 @@ class PdfHandle:
             return []
         try:
             used = self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_font_handles(
-                textpage, FONT_SUMMARY_SAMPLES))
+                page, textpage, FONT_SUMMARY_SAMPLES))
         except EngineError:
             return []
         uses: dict[str, FontUse] = {}

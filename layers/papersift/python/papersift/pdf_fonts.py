@@ -535,15 +535,22 @@ def program_facts(font: Any) -> ProgramFacts:
                         symbolic=bool(c.FPDFFont_GetFlags(font) & _SYMBOLIC_FLAG), math=is_math_font(name))
 
 
-def sampled_font_handles(textpage: Any, samples: int) -> dict[int, tuple[Any, int, int]]:
+def sampled_font_handles(raw_page: Any, textpage: Any, samples: int) -> dict[int, tuple[Any, int, int]]:
     """Font handle's address -> (the handle, sampled characters it draws, ... of which pdfium found
     no Unicode for), over at most ``samples`` characters spread over the page: the fonts the page's
     text uses, at a cost that does not grow with the page (fonts drawing only a few of a long
-    page's characters may go unseen)."""
+    page's characters may go unseen). A page of which pdfium read no character (a CMap it lacks)
+    has its text objects' fonts listed with no characters."""
     c = pdfium_c
     count = c.FPDFText_CountChars(textpage)
     step = max(count // samples, 1)
     found: dict[int, tuple[Any, int, int]] = {}
+    if count <= 0:
+        for obj in _text_objects(raw_page, False, 0):
+            font = c.FPDFTextObj_GetFont(obj)
+            if font:
+                found.setdefault(ctypes.cast(font, ctypes.c_void_p).value or 0, (font, 0, 0))
+        return found
     for index in range(step // 2, count, step):
         obj = c.FPDFText_GetTextObject(textpage, index)
         font = c.FPDFTextObj_GetFont(obj) if obj else None
