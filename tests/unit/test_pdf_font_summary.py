@@ -93,3 +93,16 @@ def test_a_report_written_before_the_summary_still_validates() -> None:
     assert data["font_summary"]
     del data["font_summary"]
     assert PageReport.model_validate(data).font_summary == []
+
+
+def test_report_html_lists_a_suspect_pages_fonts_with_what_sets_them_apart() -> None:
+    from papersift.report import ExtractionReport
+    from papersift.report_page import render_report_page
+
+    (page,) = pdf.extract_pages(subset_truetype_without_map_pdf(), SETTINGS, 1, 1)
+    report = ExtractionReport(
+        doc_id="d" + "0" * 40, source={"bucket": "b", "key": "incoming/phone.pdf", "name": "phone.pdf"},
+        detected_type="pdf", mime_type="application/pdf", detected_by="magic", status="needs_review",
+        reason="1 page to review", page_count=1, pages=[page.report], created_at="2026-12-01T09:00:00+00:00",
+        papersift_version="0.1.0")
+    assert "<dt>fonts</dt><dd>Vera (subset, embedded, no ToUnicode, builtin)</dd>" in render_report_page(report)

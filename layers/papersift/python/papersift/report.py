@@ -280,6 +280,16 @@ class PageFont(ReportModel):
     to_unicode: bool | None = Field(default=None, description="the font carries a ToUnicode map")
     vertical: bool | None = Field(default=None, description="vertical writing mode (a -V CMap)")
 
+    def traits(self) -> list[str]:
+        """What sets the font apart, as report.html's page card lists it: 'subset, embedded, math'."""
+        flags = [("subset", self.subset), ("embedded", self.embedded), ("Type 3", self.type3),
+                 ("symbolic", self.symbolic), ("math", self.math), ("vertical", bool(self.vertical)),
+                 ("ToUnicode", bool(self.to_unicode)), ("no ToUnicode", self.to_unicode is False)]
+        named = self.cmap or self.encoding or ""
+        encoding = [named] if named and (self.encoding != "standard" or self.cmap) else []
+        unmapped = [f"{self.unmapped_chars}/{self.sampled_chars} sampled unmapped"] if self.unmapped_chars else []
+        return [name for name, present in flags if present] + encoding + unmapped
+
 
 class PageReport(ReportModel):
     """One page (or unit: a sheet, a slide deck, a whole text file): how it ended, which engine's
