@@ -471,6 +471,8 @@ class PdfHandle:
         self._program_facts: dict[int, ProgramFacts] = {}  # pdfium font handle's address -> what pdfium says
         self._dictionary_facts: dict[str, DictionaryFacts] = {}  # base font name -> what its dictionary says
         self._dictionaries_read: set[int] = set()  # pages whose font dictionaries were read for the summary
+        #: (font handle's address, sampled characters, ... unmapped, dictionary read) -> its FontUse
+        self._font_uses: dict[tuple[int, int, int, bool], FontUse] = {}
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         #: pages pdfium really holds, when the page tree's /Count claims more
         self._pdfium_pages: int | None = None
@@ -798,18 +800,26 @@ class PdfHandle:
                 page, textpage, FONT_SUMMARY_SAMPLES))
         except EngineError:
             return []
-        uses: dict[str, FontUse] = {}
+        counts: dict[str, tuple[int, int, int]] = {}  # base font name -> (handle's address, characters, unmapped)
         for key, (handle, chars, unmapped) in used.items():
             if key not in self._program_facts:
                 self._program_facts[key] = pdf_fonts.program_facts(handle)
-            program = self._program_facts[key]
-            if program.name in uses:  # two handles of one name (two encodings of a font): counted together
-                known = uses[program.name]
-                chars, unmapped = chars + known.sampled_chars, unmapped + known.unmapped_chars
-            uses[program.name] = FontUse(program, chars, unmapped, None)
+            name = self._program_facts[key].name
+            if name in counts:  # two handles of one name (two encodings of a font): counted together
+                first, known, known_unmapped = counts[name]
+                key, chars, unmapped = first, chars + known, unmapped + known_unmapped
+            counts[name] = (key, chars, unmapped)
         if self._pypdf is not None:
-            self._read_dictionaries(number, uses.keys())
-        return [replace(use, dictionary=self._dictionary_facts.get(name)) for name, use in sorted(uses.items())]
+            self._read_dictionaries(number, counts.keys())
+        uses = []
+        for name in sorted(counts):
+            key, chars, unmapped = counts[name]
+            dictionary = self._dictionary_facts.get(name)
+            cached = (key, chars, unmapped, dictionary is not None)
+            if cached not in self._font_uses:
+                self._font_uses[cached] = FontUse(self._program_facts[key], chars, unmapped, dictionary)
+            uses.append(self._font_uses[cached])
+        return uses
 
     def _read_dictionaries(self, number: int, names: Iterable[str]) -> None:
         """Record what the font dictionaries of page ``number`` say, by base font name, when one of

@@ -551,14 +551,16 @@ def sampled_font_handles(raw_page: Any, textpage: Any, samples: int) -> dict[int
             if font:
                 found.setdefault(ctypes.cast(font, ctypes.c_void_p).value or 0, (font, 0, 0))
         return found
+    text_object, font_of, unmapped_at = c.FPDFText_GetTextObject, c.FPDFTextObj_GetFont, c.FPDFText_HasUnicodeMapError
+    address = ctypes.c_void_p.from_buffer  # the handle's address, a third of ctypes.cast's cost
     for index in range(step // 2, count, step):
-        obj = c.FPDFText_GetTextObject(textpage, index)
-        font = c.FPDFTextObj_GetFont(obj) if obj else None
+        obj = text_object(textpage, index)
+        font = font_of(obj) if obj else None
         if not font:
             continue
-        key = ctypes.cast(font, ctypes.c_void_p).value or 0
+        key = address(font).value or 0
         _, chars, unmapped = found.get(key, (font, 0, 0))
-        found[key] = (font, chars + 1, unmapped + (c.FPDFText_HasUnicodeMapError(textpage, index) == 1))
+        found[key] = (font, chars + 1, unmapped + (unmapped_at(textpage, index) == 1))
     return found
 
 
@@ -585,11 +587,13 @@ def dictionary_facts(font: Mapping[str, Any]) -> DictionaryFacts:
                            vertical=writes_vertically(font))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FontUse:
     """One font a page's text uses, for the page report: what pdfium says of it, how many of the
     sampled characters it draws and leaves without Unicode, and what its dictionary says (None when
-    the document's font dictionaries were not read: pypdf is opened only where the ladder needs it)."""
+    the document's font dictionaries were not read: pypdf is opened only where the ladder needs it).
+    Compared by identity: PdfHandle keeps one for each font and counts, and hashing the facts on
+    every page would cost more than finding them."""
 
     program: ProgramFacts
     sampled_chars: int

@@ -72,6 +72,8 @@ class PdfPages:
     def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "", sound_tree_pages: int = 0) -> None:
         self.data, self.settings = data, settings
         self.handle = PdfHandle(data, settings.passwords, without_pdfium, sound_tree_pages)
+        #: each font's entry in the page reports, built once for the batch (the pages share it)
+        self._page_fonts: dict[FontUse, PageFont] = {}
 
     @property
     def count(self) -> int:
@@ -80,7 +82,7 @@ class PdfPages:
     def page(self, number: int) -> PageContent:
         if number > self.settings.max_pages:
             return _skipped(number, self.settings.max_pages)
-        return _extract_page(self.handle, number, self.settings)
+        return _extract_page(self.handle, number, self.settings, self._page_fonts)
 
     def ocr_input(self, number: int) -> bytes | None:
         """The page as a one-page PDF: the file itself when it is one unencrypted page (sent as it
@@ -166,7 +168,8 @@ def _wants_next_rung(work: _PageWork) -> bool:
     return bool(best.text.strip()) or not picture_only
 
 
-def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageContent:
+def _extract_page(handle: PdfHandle, number: int, settings: Settings,
+                  page_fonts: dict[FontUse, PageFont] | None = None) -> PageContent:
     started = time.perf_counter()
     work = _PageWork()
     ladder = list(handle.engines)
@@ -208,12 +211,22 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings) -> PageCon
         tables=len(tables),
         form_fields=len(fields),
         fonts=work.fonts.summary() if work.fonts is not None else [],
-        font_summary=[_page_font(use) for use in handle.font_uses(number)],
+        font_summary=_font_summary(handle, number, {} if page_fonts is None else page_fonts),
     )
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page
+
+
+def _font_summary(handle: PdfHandle, number: int, page_fonts: dict[FontUse, PageFont]) -> list[PageFont]:
+    """The page report's fonts: an entry is built once a batch for each font and sampled count."""
+    summary = []
+    for use in handle.font_uses(number):
+        if use not in page_fonts:
+            page_fonts[use] = _page_font(use)
+        summary.append(page_fonts[use])
+    return summary
 
 
 def _page_font(use: FontUse) -> PageFont:
