@@ -16,6 +16,7 @@ import pytest
 
 from papersift.report_page import _cut, preview_of
 from papersift.storage import LocalDirStore, Spool
+from papersift_cli.leftovers import remove_stale
 
 
 def test_the_preview_built_page_by_page_is_the_cut_of_the_whole_join() -> None:
@@ -61,8 +62,9 @@ def test_a_spool_past_its_memory_is_in_a_folder_named_with_its_pid_and_closing_r
     assert list(tmp_path.iterdir()) == [], "closed, the spool leaves nothing in the temporary folder"
 
 
-def test_a_spool_killed_before_closing_leaves_only_a_folder_named_with_the_dead_owners_pid(tmp_path: Path) -> None:
-    """What the next run's leftover cleanup goes by (papersift-<kind>-<pid>-<random> folders, the pid gone)."""
+def test_a_spool_killed_before_closing_leaves_a_folder_the_next_runs_cleanup_removes(tmp_path: Path) -> None:
+    """kill -9 of the command while it assembles (`papersift run`, an `extract` without lanes): its
+    spool is a papersift-spool-<dead pid>-<random> folder, which the next run's remove_stale removes."""
     spooling = ("import os, signal; from papersift.storage import Spool\n"
                 "spool = Spool(memory_bytes=8); spool.write(b'more than eight bytes')\n"
                 "os.kill(os.getpid(), signal.SIGKILL)\n")
@@ -71,3 +73,4 @@ def test_a_spool_killed_before_closing_leaves_only_a_folder_named_with_the_dead_
     (left,) = tmp_path.iterdir()
     assert re.fullmatch(rf"papersift-spool-{child.pid}-[a-z0-9_]{{8}}", left.name) and left.is_dir()
     assert len(list(left.iterdir())) == 1, "the spool's file is inside it"
+    assert remove_stale(tmp_path) == [left] and not left.exists()

@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
+from papersift.tempfolders import temp_prefix
+
 
 class ObjectStore(Protocol):
     def get(self, key: str) -> bytes: ...
@@ -122,13 +124,6 @@ def _write(path: str, data: bytes, parts: str) -> None:
 SPOOL_MEMORY_BYTES = 8 << 20
 
 
-def spool_prefix() -> str:
-    """``papersift-spool-<this pid>-``: a spool's folder, named like every temporary folder papersift
-    makes (its maker's pid in it), so the next run removes one a killed run left (kill -9).
-    (The same as ``papersift.tempfolders.temp_prefix("spool")``; kind ``spool``.)"""
-    return f"papersift-spool-{os.getpid()}-"
-
-
 class Spool:
     """An object written part by part: in memory while small, in a temporary file past
     ``SPOOL_MEMORY_BYTES``, so a 100,000-page document's text is never whole in memory. Stored
@@ -148,7 +143,7 @@ class Spool:
         if not part:
             return
         if self._file is None and self.size + len(part) > self._memory_bytes:
-            self._folder = tempfile.mkdtemp(prefix=spool_prefix())
+            self._folder = tempfile.mkdtemp(prefix=temp_prefix("spool"))
             self._file = tempfile.NamedTemporaryFile(dir=self._folder, delete=False)  # noqa: SIM115
             self._file.write(self._buffer.getvalue())
             self._buffer = io.BytesIO()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 #: every kind of folder papersift makes in the system's temporary folder
-TEMP_KINDS = ("lane", "unit", "forkserver", "ocr", "legacy", "pdf", "unpack")
+TEMP_KINDS = ("lane", "unit", "forkserver", "ocr", "legacy", "pdf", "unpack", "spool")
 
 
 def temp_prefix(kind: str) -> str:
