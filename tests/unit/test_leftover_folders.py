@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from papersift.tempfolders import TEMP_KINDS, temp_prefix
 from papersift_cli.leftovers import owner_gone, process_state, remove_own, remove_stale
 
