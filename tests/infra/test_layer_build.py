@@ -77,9 +77,9 @@ def module_imports(path: Path) -> Iterator[str]:
                 base = ".".join(filter(None, [*parts, base]))
             yield base
             yield from (f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if match := REGISTRY_ENTRY.fullmatch(node.value):
-                yield match.group(1)
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and (match := REGISTRY_ENTRY.fullmatch(node.value))):
+            yield match.group(1)
         for child in ast.iter_child_nodes(node):
             yield from walk(child)
 
