@@ -13,7 +13,7 @@ those entries changes no creation or deletion order. CDK turns the construct dep
 resource dependencies only when it prepares the app, after the aspects have run, so the aspect
 cannot drop them itself: it gives each stack a validation, the step CDK runs after preparing and
 before writing the template, which removes them through the escape hatch
-``CfnResource.remove_dependency``. Everything else CDK writes (the order too) is left as it is.
+``CfnResource.remove_resource_dependency``. Everything else CDK writes (the order too) is left as it is.
 """
 
 from __future__ import annotations
@@ -76,5 +76,5 @@ class _DropImplied:
         for construct in self.stack.node.find_all():
             if isinstance(construct, CfnResource) and Stack.of(construct) is self.stack:
                 for target in implied_dependencies(construct):
-                    construct.remove_dependency(target)
+                    construct.remove_resource_dependency(target)
         return []
