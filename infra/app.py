@@ -6,9 +6,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import App, Validations
+from aws_cdk import App, Aspects, Validations
 from cdk_nag import AwsSolutionsChecks
 
+from infra.dependencies import DropImpliedDependsOn
 from infra.stacks.pipeline_stack import PipelineStack
 from papersift.errors import SettingsError
 
@@ -24,6 +25,7 @@ def build_app(context: Mapping[str, Any] | None = None, outdir: str | None = Non
     app = App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
     stack = PipelineStack(app, "Papersift", description="papersift: document text extraction pipeline")
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    Aspects.of(app).add(DropImpliedDependsOn())  # cfn-lint W3005 (infra/dependencies.py)
     return app, stack
 
 

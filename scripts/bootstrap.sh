@@ -50,7 +50,7 @@ if [ ! -x .venv/bin/python ]; then
   "$python_bin" -m venv .venv
 fi
 stamp=".venv/.papersift-installed"
-want="$(cat pyproject.toml layers/requirements.txt constraints.txt 2>/dev/null | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml layers/requirements.txt functions/image-requirements.txt constraints.txt 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "bootstrap: installing Python packages into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip

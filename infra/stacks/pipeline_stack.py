@@ -390,6 +390,7 @@ class PipelineStack(Stack):
                 "!functions/Dockerfile",
                 f"!functions/{name}",
                 "!layers/requirements.txt",
+                "!functions/image-requirements.txt",
                 "!constraints.txt",
                 "!layers/papersift",
                 # word lists compiled on the deploying machine: the image compiles its own

@@ -160,6 +160,26 @@ def test_every_container_function_is_built_by_the_image_script(assembly: Any) ->
     assert sorted(source["dockerBuildArgs"]["FUNCTION"] for source in images) == sorted(listed.stdout.split())
 
 
+def test_the_image_build_context_holds_every_file_the_dockerfile_copies(tmp_path: Path) -> None:
+    """The stack sends only what its exclude list lets through: a file the Dockerfile COPYs (the
+    image-only requirements, say) that the list leaves out fails the deploy's docker build, never
+    a synth. Staged here as `cdk synth` stages it, for each container function."""
+    app, _ = build_app(outdir=str(tmp_path / "cdk.out"))
+    assembly = app.synth()
+    dockerfile = (REPO / "functions" / "Dockerfile").read_text()
+    sources = [line.split()[1] for line in dockerfile.splitlines()
+               if line.startswith("COPY ") and "--from=" not in line]
+    manifest = json.loads(next(Path(assembly.directory).glob("*.assets.json")).read_text())
+    images = manifest["dockerImages"].values()
+    assert images
+    for image in images:
+        context = Path(assembly.directory) / image["source"]["directory"]
+        function = image["source"]["dockerBuildArgs"]["FUNCTION"]
+        for source in sources:
+            path = context / source.replace("${FUNCTION}", function)
+            assert path.exists() and (path.is_file() or any(path.iterdir())), (function, source)
+
+
 def test_functions_get_settings_table_and_powertools_environment(
     template: Template, app_and_stack: tuple[App, PipelineStack], resources: dict[str, Any]
 ) -> None:

@@ -45,10 +45,11 @@ def project_requirements() -> Iterator[Requirement]:
     yield from map(Requirement, project["dependencies"])
     for extra in project["optional-dependencies"].values():
         yield from map(Requirement, extra)
-    for line in (REPO / "layers" / "requirements.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            yield Requirement(line)
+    for requirements in (REPO / "layers" / "requirements.txt", FUNCTIONS / "image-requirements.txt"):
+        for line in requirements.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                yield Requirement(line)
 
 
 def test_every_declared_dependency_is_pinned_within_its_range() -> None:
