@@ -1,5 +1,6 @@
 """A paged document's structure for document.md (issue 19): running headers, footers and page
-numbers set apart, and headings from the PDF's outline. Decided from evidence across the whole
+numbers set apart, headings from the PDF's outline, the other lines joined into paragraphs and
+list items with end-of-line hyphenation repaired where the evidence allows. Decided from evidence across the whole
 document, never from one page; text.txt is never touched, only the Markdown and the page files'
 ``blocks``."""
 
@@ -8,11 +9,12 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
+PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
 #: a running line sits in the first or last this many lines of a page
 EDGE_LINES = 2
@@ -251,29 +253,157 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
 
 
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry]) -> list[list[Block]]:
-    """Per page, its structure blocks in line order: running heads and page numbers, headings."""
+    """Per page, its structure blocks in line order: running heads and page numbers, headings,
+    and the paragraphs and list items the other lines make."""
     running = running_lines(pages)
     headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
+    words = DocumentWords.of(pages)
+    document_typical = _typical_length([line for lines in pages for line in lines])
     out = []
     for lines, apart, titled in zip(pages, running, headings, strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
-        out.append(sorted([*blocks, *titled], key=lambda b: b.line))
+        taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
+        typical = _typical_length(lines) if sum(1 for line in lines if line.strip()) >= MIN_TYPICAL_LINES \
+            else document_typical
+        flowing = paragraphs(lines, taken, typical, words)
+        out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
     return out
 
 
+# -- paragraphs, list items and hyphenation ------------------------------------------------------
+
+#: a page of fewer lines takes its typical line length from the whole document
+MIN_TYPICAL_LINES = 6
+#: a line's typical length: this share of the lines are no longer (the body's full lines)
+TYPICAL_QUANTILE = 0.6
+#: a line ending a sentence ends its paragraph when it is shorter than this share of the typical
+SHORT_LINE = 0.85
+#: a list item's marker: a bullet, or an enumerator (``1.``, ``1)``, ``a)``, ``(iv)``) and a space
+_LIST_MARKER = re.compile(r"^\s*(?:[•\-–*▪◦●‣]|\d{1,3}[.)]|[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,6})\))\s+\S")
+#: what ends a sentence (a closing quote or bracket may follow)
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
+#: a line broken in a word: letters, then a hyphen (pdfium's soft hyphens are gone by now)
+_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
+_HYPHENS = ("-", "\u00ad", "\u2010")
+_FIRST_WORD = re.compile(r"^([^\W\d_]+)")
+_WORD = re.compile(r"[^\W\d_]+")
+_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+#: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
+#: languages: the hyphen stays with a space after it
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en", "of"})
+
+
+@dataclass(frozen=True)
+class DocumentWords:
+    """The document's own evidence for hyphenation: the words it prints whole somewhere (case
+    aside), and the hyphenated compounds it prints within a line."""
+
+    whole: frozenset[str]
+    compounds: frozenset[str]
+
+    @classmethod
+    def of(cls, pages: Sequence[Sequence[str]]) -> DocumentWords:
+        text = "\n".join(line for lines in pages for line in lines).casefold()
+        return cls(frozenset(_WORD.findall(text)), frozenset(_COMPOUND.findall(text)))
+
+
+def _typical_length(lines: Sequence[str]) -> int:
+    lengths = sorted(len(line.strip()) for line in lines if line.strip())
+    return lengths[int(TYPICAL_QUANTILE * (len(lengths) - 1))] if lengths else 0
+
+
+def is_list_item(line: str) -> bool:
+    """A line opening with a bullet or an enumerator."""
+    return _LIST_MARKER.match(line) is not None
+
+
+def ends_paragraph(line: str, typical: int) -> bool:
+    """A line clearly shorter than the page's typical line that ends a sentence."""
+    stripped = line.strip()
+    return len(stripped) < SHORT_LINE * typical and _SENTENCE_END.search(stripped) is not None
+
+
+def join_lines(first: str, second: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
+    """Two lines as one: a word broken by a hyphen at the end of the first is joined whole where
+    the document prints it whole or ``known`` (the word lists) has it, and the document does not
+    print the hyphenated form as a compound; a hyphen before a conjunction stays and a space with
+    it (``pre- and``); any other stays without a space (``well-known``); other lines (a dash after
+    a space among them) join with a space."""
+    first, second = first.rstrip(), second.strip()
+    if not first.endswith(_HYPHENS) or len(first) < 2 or first[-2].isspace():
+        return f"{first} {second}"  # a dash set off by a space is punctuation
+    broken, after = _BROKEN_WORD.search(first), _FIRST_WORD.match(second)
+    if broken is not None and after is not None and second[0].islower():
+        head, tail = broken.group(1), after.group(1)
+        if tail.casefold() in _CONJUNCTIONS:
+            return f"{first} {second}"
+        whole = (head + tail).casefold()
+        if f"{head}-{tail}".casefold() not in words.compounds and (whole in words.whole or known(whole)):
+            return f"{first[:-1]}{second}"
+    return f"{first}{second}"  # numbers (``1990-2000``), names (``Poincaré-Modell``), compounds
+
+
+def _known(word: str) -> bool:
+    from papersift.lexicon import lexicon  # the word lists are mapped on first need only
+
+    return lexicon().knows(word)
+
+
+def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: DocumentWords,
+               known: Callable[[str], bool] = _known) -> list[Block]:
+    """The page's lines not ``taken`` (running heads, headings) as paragraph and list-item blocks:
+    consecutive lines join until a blank or taken line, a list marker, or a line that ends its
+    paragraph (``ends_paragraph``)."""
+    out: list[Block] = []
+    current: Block | None = None
+    for index, line in enumerate(lines):
+        if index in taken or not line.strip():
+            current = None
+            continue
+        if current is not None and not is_list_item(line):
+            current.text = join_lines(current.text, line, words, known)
+            current.lines += 1
+        else:
+            current = Block(role=LIST_ITEM if is_list_item(line) else PARAGRAPH, text=line.strip(), line=index)
+            out.append(current)
+        if ends_paragraph(line, typical):
+            current = None
+    return out
+
+
+def _list_markdown(text: str) -> str:
+    """A list item as Markdown: a bullet as ``-``, ``1.`` and ``1)`` as they are (ordered lists),
+    any other enumerator kept after a ``-``."""
+    marker, _, rest = text.partition(" ")
+    if marker in "•-–*▪◦●‣":
+        return f"- {rest.strip()}"
+    if marker[:-1].isdigit():
+        return text
+    return f"- {text}"
+
+
 def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
-    """A page's body lines as Markdown: running heads left out, headings as ``#`` lines set off by
-    blank lines; every other line as it is."""
+    """A page's body lines as Markdown: running heads left out, headings as ``#`` lines and
+    paragraphs set off by blank lines, list items one a line; a line no block covers as it is."""
     by_line = {block.line: block for block in blocks}
     out: list[str] = []
     index = 0
+    previous = ""
     while index < len(lines):
         block = by_line.get(index)
         if block is None:
             out.append(lines[index])
             index += 1
+            previous = ""
             continue
         if block.role == HEADING:
             out.extend(["", f"{'#' * block.level} {block.text}", ""])
+        elif block.role == PARAGRAPH:
+            out.extend(["", block.text, ""])
+        elif block.role == LIST_ITEM:
+            if previous != LIST_ITEM:
+                out.append("")
+            out.append(_list_markdown(block.text))
+        previous = block.role if block.role in (PARAGRAPH, LIST_ITEM, HEADING) else previous
         index += block.lines
-    return "\n".join(out).strip("\n")
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
