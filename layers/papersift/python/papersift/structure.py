@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
@@ -252,20 +253,23 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
     return None
 
 
-def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry]) -> list[list[Block]]:
+def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
+                breaks: Sequence[Sequence[Sequence[str]]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings,
-    and the paragraphs and list items the other lines make."""
+    and the paragraphs and list items the other lines make; ``breaks``: per page, the words its
+    text layer joined over a line-end hyphen."""
     running = running_lines(pages)
     headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
-    words = DocumentWords.of(pages)
+    breaks = breaks or [() for _ in pages]
+    words = DocumentWords(pages, breaks)
     document_typical = _typical_length([line for lines in pages for line in lines])
     out = []
-    for lines, apart, titled in zip(pages, running, headings, strict=True):
+    for lines, apart, titled, broken in zip(pages, running, headings, breaks, strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
         taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
         typical = _typical_length(lines) if sum(1 for line in lines if line.strip()) >= MIN_TYPICAL_LINES \
             else document_typical
-        flowing = paragraphs(lines, taken, typical, words)
+        flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
     return out
 
@@ -275,71 +279,101 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry])
 #: a page of fewer lines takes its typical line length from the whole document
 MIN_TYPICAL_LINES = 6
 #: a line's typical length: this share of the lines are no longer (the body's full lines)
-TYPICAL_QUANTILE = 0.6
+TYPICAL_QUANTILE = 0.5
 #: a line ending a sentence ends its paragraph when it is shorter than this share of the typical
-SHORT_LINE = 0.85
+SHORT_LINE = 0.9
+#: a line shorter than this share of the typical ends its paragraph unless the next goes on in
+#: lower case (a label, a title, a row of a table)
+STUB_LINE = 0.5
+#: a page whose typical line is shorter than this many characters holds no prose (a table, a form,
+#: a list of dates): its lines stay as they are
+MIN_PROSE_CHARS = 30
 #: a list item's marker: a bullet, or an enumerator (``1.``, ``1)``, ``a)``, ``(iv)``) and a space
-_LIST_MARKER = re.compile(r"^\s*(?:[•\-–*▪◦●‣]|\d{1,3}[.)]|[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,6})\))\s+\S")
-#: what ends a sentence (a closing quote or bracket may follow)
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
+_LIST_MARKER = re.compile(r"^(?:[•\-–*▪◦●‣]|\d{1,3}[.)]|[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,6})\))\s+\S")
+_MARKER_FIRST = frozenset("•-–*▪◦●‣(0123456789abcdefghijklmnopqrstuvwxyz")
+#: what ends a sentence, and what may close it after (a quote, a bracket)
+_SENTENCE_ENDS = frozenset(".!?:;")
+_CLOSERS = "\"'”’)]"
 #: a line broken in a word: letters, then a hyphen (pdfium's soft hyphens are gone by now)
-_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
 _HYPHENS = ("-", "\u00ad", "\u2010")
+_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
 _FIRST_WORD = re.compile(r"^([^\W\d_]+)")
-_WORD = re.compile(r"[^\W\d_]+")
-_COMPOUND = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+_TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
 #: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
 #: languages: the hyphen stays with a space after it
 _CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en", "of"})
 
 
-@dataclass(frozen=True)
 class DocumentWords:
-    """The document's own evidence for hyphenation: the words it prints whole somewhere (case
-    aside), and the hyphenated compounds it prints within a line."""
+    """The document's own evidence for hyphenation: how often it prints each word whole (case
+    aside; the words its text layer joined over a hyphen not counted), and the hyphenated
+    compounds it prints within a line. Read from its pages on the first question only."""
 
-    whole: frozenset[str]
-    compounds: frozenset[str]
+    def __init__(self, pages: Sequence[Sequence[str]], breaks: Sequence[Sequence[Sequence[str]]] = ()) -> None:
+        self._pages, self._breaks = pages, breaks
 
-    @classmethod
-    def of(cls, pages: Sequence[Sequence[str]]) -> DocumentWords:
-        text = "\n".join(line for lines in pages for line in lines).casefold()
-        return cls(frozenset(_WORD.findall(text)), frozenset(_COMPOUND.findall(text)))
+    @cached_property
+    def _tokens(self) -> tuple[Counter[str], frozenset[str]]:
+        text = "\n".join(line for lines in self._pages for line in lines).casefold()
+        tokens = Counter(_TOKEN.findall(text))
+        for page in self._breaks:  # a word the layer joined is in the text without being printed whole
+            for head, tail in page:
+                tokens[(head + tail).casefold()] -= 1
+        return tokens, frozenset(token for token in tokens if "-" in token)
+
+    def prints_whole(self, word: str) -> bool:
+        return self._tokens[0][word] > 0
+
+    def prints_compound(self, compound: str) -> bool:
+        return compound in self._tokens[1]
+
+
+def hyphen_breaks(raw: str) -> tuple[tuple[str, str], ...]:
+    """The (before, after) letters around each mark pdfium puts where it joined a word broken
+    over a hyphen at the end of a line (``\\x02`` in its bounded text, U+FFFE in its full text)."""
+    return tuple((m.group(1), m.group(2)) for m in _LAYER_BREAK.finditer(raw))
+
+
+def hyphenated(head: str, tail: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
+    """A word broken over a line-end hyphen, mended: whole where the document prints it whole or
+    ``known`` (the word lists) has it and the document does not print it hyphenated as a compound;
+    ``pre- and`` before a conjunction; else hyphenated (``well-known``)."""
+    if tail.casefold() in _CONJUNCTIONS:
+        return f"{head}- {tail}"
+    whole = (head + tail).casefold()
+    if not words.prints_compound(f"{head}-{tail}".casefold()) and (words.prints_whole(whole) or known(whole)):
+        return head + tail
+    return f"{head}-{tail}"
 
 
 def _typical_length(lines: Sequence[str]) -> int:
     lengths = sorted(len(line.strip()) for line in lines if line.strip())
-    return lengths[int(TYPICAL_QUANTILE * (len(lengths) - 1))] if lengths else 0
+    return lengths[min(len(lengths) - 1, int(TYPICAL_QUANTILE * len(lengths)))] if lengths else 0
 
 
 def is_list_item(line: str) -> bool:
-    """A line opening with a bullet or an enumerator."""
-    return _LIST_MARKER.match(line) is not None
+    """A line (stripped) opening with a bullet or an enumerator."""
+    return bool(line) and line[0] in _MARKER_FIRST and _LIST_MARKER.match(line) is not None
 
 
 def ends_paragraph(line: str, typical: int) -> bool:
-    """A line clearly shorter than the page's typical line that ends a sentence."""
-    stripped = line.strip()
-    return len(stripped) < SHORT_LINE * typical and _SENTENCE_END.search(stripped) is not None
+    """A line (stripped) clearly shorter than the page's typical line that ends a sentence."""
+    return len(line) < SHORT_LINE * typical and line.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS
 
 
 def join_lines(first: str, second: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
-    """Two lines as one: a word broken by a hyphen at the end of the first is joined whole where
-    the document prints it whole or ``known`` (the word lists) has it, and the document does not
-    print the hyphenated form as a compound; a hyphen before a conjunction stays and a space with
-    it (``pre- and``); any other stays without a space (``well-known``); other lines (a dash after
-    a space among them) join with a space."""
+    """Two lines as one: a word broken by a hyphen at the end of the first and going on in lower
+    case is mended (``hyphenated``); other lines (a dash after a space among them) join with a
+    space, a hyphen after a figure or before a capital without one."""
     first, second = first.rstrip(), second.strip()
     if not first.endswith(_HYPHENS) or len(first) < 2 or first[-2].isspace():
         return f"{first} {second}"  # a dash set off by a space is punctuation
     broken, after = _BROKEN_WORD.search(first), _FIRST_WORD.match(second)
     if broken is not None and after is not None and second[0].islower():
         head, tail = broken.group(1), after.group(1)
-        if tail.casefold() in _CONJUNCTIONS:
-            return f"{first} {second}"
-        whole = (head + tail).casefold()
-        if f"{head}-{tail}".casefold() not in words.compounds and (whole in words.whole or known(whole)):
-            return f"{first[:-1]}{second}"
+        mended = hyphenated(head, tail, words, known)
+        return f"{first[: broken.start()]}{mended}{second[after.end():]}"
     return f"{first}{second}"  # numbers (``1990-2000``), names (``Poincaré-Modell``), compounds
 
 
@@ -349,25 +383,61 @@ def _known(word: str) -> bool:
     return lexicon().knows(word)
 
 
-def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: DocumentWords,
-               known: Callable[[str], bool] = _known) -> list[Block]:
-    """The page's lines not ``taken`` (running heads, headings) as paragraph and list-item blocks:
-    consecutive lines join until a blank or taken line, a list marker, or a line that ends its
-    paragraph (``ends_paragraph``)."""
-    out: list[Block] = []
-    current: Block | None = None
-    for index, line in enumerate(lines):
-        if index in taken or not line.strip():
-            current = None
-            continue
-        if current is not None and not is_list_item(line):
-            current.text = join_lines(current.text, line, words, known)
-            current.lines += 1
+def _joined(parts: Sequence[str], words: DocumentWords, known: Callable[[str], bool]) -> str:
+    pieces = [parts[0]]
+    for part in parts[1:]:
+        if pieces[-1].endswith(_HYPHENS):
+            pieces[-1] = join_lines(pieces[-1], part, words, known)
         else:
-            current = Block(role=LIST_ITEM if is_list_item(line) else PARAGRAPH, text=line.strip(), line=index)
-            out.append(current)
-        if ends_paragraph(line, typical):
-            current = None
+            pieces.append(part)
+    return " ".join(pieces)
+
+
+def _mend_layer_breaks(text: str, breaks: Sequence[Sequence[str]], words: DocumentWords,
+                       known: Callable[[str], bool]) -> str:
+    for head, tail in breaks:
+        mended = hyphenated(head, tail, words, known)
+        if mended != head + tail:
+            text = re.sub(rf"(?<![^\W\d_]){re.escape(head + tail)}(?![^\W\d_])", mended, text)
+    return text
+
+
+def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: DocumentWords,
+               known: Callable[[str], bool] = _known, breaks: Sequence[Sequence[str]] = ()) -> list[Block]:
+    """The page's lines not ``taken`` (running heads, headings) as paragraph and list-item blocks:
+    consecutive lines join until a blank or taken line, a list marker, a line that ends its
+    paragraph (``ends_paragraph``), or a stub of a line (or one ending in a figure, a table's row)
+    the next does not go on from in lower case.
+    A page of no prose (``MIN_PROSE_CHARS``) gets none: its lines stay as they are. ``breaks``: the
+    words the text layer joined over a hyphen (``hyphen_breaks``), mended the same way."""
+    if typical < MIN_PROSE_CHARS:
+        return []
+    out: list[Block] = []
+    parts: list[str] = []
+    stub = False
+
+    def close() -> None:
+        if parts:
+            text = _joined(parts, words, known)
+            out[-1].text = _mend_layer_breaks(text, breaks, words, known) if breaks else text
+            out[-1].lines = len(parts)
+            parts.clear()
+
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if index in taken or not stripped:
+            close()
+            continue
+        listed = is_list_item(stripped)
+        if not parts or listed or (stub and not stripped[0].islower()):
+            close()
+            out.append(Block(role=LIST_ITEM if listed else PARAGRAPH, text="", line=index))
+        parts.append(stripped)
+        if ends_paragraph(stripped, typical):
+            close()
+        stub = (len(stripped) < STUB_LINE * typical and not stripped.endswith((",", *_HYPHENS))) \
+            or stripped[-1].isdigit()
+    close()
     return out
 
 
@@ -406,4 +476,4 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
             out.append(_list_markdown(block.text))
         previous = block.role if block.role in (PARAGRAPH, LIST_ITEM, HEADING) else previous
         index += block.lines
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
+    return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")
