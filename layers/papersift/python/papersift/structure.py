@@ -302,7 +302,7 @@ _TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
 #: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
 #: languages: the hyphen stays with a space after it
-_CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en", "of"})
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en"})
 
 
 class DocumentWords:
