@@ -6,6 +6,7 @@ document, never from one page; text.txt is never touched, only the Markdown and 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -298,7 +299,12 @@ _CLOSERS = "\"'”’)]"
 _HYPHENS = ("-", "\u00ad", "\u2010")
 _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
 _FIRST_WORD = re.compile(r"^([^\W\d_]+)")
-_TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_TRAILING_WORD = re.compile(r"[^\W\d_]+$")
+#: the letters before a hyphen read for a compound (a word is shorter)
+_MAX_PART = 64
+#: a word as counted for ``prints_whole`` (``\w``: twice as fast as letters only, and a word with
+#: a figure in it is never a broken word's whole)
+_WORD = re.compile(r"\w+")
 _LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
 #: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
 #: languages: the hyphen stays with a space after it
@@ -314,19 +320,36 @@ class DocumentWords:
         self._pages, self._breaks = pages, breaks
 
     @cached_property
-    def _tokens(self) -> tuple[Counter[str], frozenset[str]]:
-        text = "\n".join(line for lines in self._pages for line in lines).casefold()
-        tokens = Counter(_TOKEN.findall(text))
-        for page in self._breaks:  # a word the layer joined is in the text without being printed whole
-            for head, tail in page:
-                tokens[(head + tail).casefold()] -= 1
-        return tokens, frozenset(token for token in tokens if "-" in token)
+    def _text(self) -> str:
+        return "\n".join(line for lines in self._pages for line in lines).casefold()
+
+    @cached_property
+    def _joined(self) -> Counter[str]:
+        return Counter((head + tail).casefold() for page in self._breaks for head, tail in page)
+
+    @cached_property
+    def _compounds(self) -> frozenset[str]:
+        # split at the hyphens (C speed) and read the letters either side of each: a regex over
+        # the whole text would cost more than the rest of the structure
+        pieces = self._text.split("-")
+        pairs = set()
+        for before, after in itertools.pairwise(pieces):
+            head, tail = _TRAILING_WORD.search(before[-_MAX_PART:]), _FIRST_WORD.match(after)
+            if head is not None and tail is not None:
+                pairs.add(f"{head.group(0)}-{tail.group(0)}")
+        return frozenset(pairs)
+
+    @cached_property
+    def _counts(self) -> Counter[str]:
+        return Counter(_WORD.findall(self._text))
 
     def prints_whole(self, word: str) -> bool:
-        return self._tokens[0][word] > 0
+        """Whether the document prints ``word`` (case folded) whole, as a word of its own, other
+        than where its text layer joined it."""
+        return self._counts[word] > self._joined[word]
 
     def prints_compound(self, compound: str) -> bool:
-        return compound in self._tokens[1]
+        return compound in self._compounds
 
 
 def hyphen_breaks(raw: str) -> tuple[tuple[str, str], ...]:
@@ -342,7 +365,7 @@ def hyphenated(head: str, tail: str, words: DocumentWords, known: Callable[[str]
     if tail.casefold() in _CONJUNCTIONS:
         return f"{head}- {tail}"
     whole = (head + tail).casefold()
-    if not words.prints_compound(f"{head}-{tail}".casefold()) and (words.prints_whole(whole) or known(whole)):
+    if not words.prints_compound(f"{head}-{tail}".casefold()) and (known(whole) or words.prints_whole(whole)):
         return head + tail
     return f"{head}-{tail}"
 
@@ -393,12 +416,21 @@ def _joined(parts: Sequence[str], words: DocumentWords, known: Callable[[str], b
     return " ".join(pieces)
 
 
-def _mend_layer_breaks(text: str, breaks: Sequence[Sequence[str]], words: DocumentWords,
-                       known: Callable[[str], bool]) -> str:
+def _mended_breaks(breaks: Sequence[Sequence[str]], words: DocumentWords,
+                   known: Callable[[str], bool]) -> dict[str, str]:
+    """The page's words the text layer joined over a hyphen that read otherwise mended: joined -> mended."""
+    out = {}
     for head, tail in breaks:
         mended = hyphenated(head, tail, words, known)
         if mended != head + tail:
-            text = re.sub(rf"(?<![^\W\d_]){re.escape(head + tail)}(?![^\W\d_])", mended, text)
+            out[head + tail] = mended
+    return out
+
+
+def _mend_layer_breaks(text: str, mended: dict[str, str]) -> str:
+    for joined, form in mended.items():
+        if joined in text:
+            text = re.sub(rf"(?<![^\W\d_]){re.escape(joined)}(?![^\W\d_])", form, text)
     return text
 
 
@@ -415,11 +447,12 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     out: list[Block] = []
     parts: list[str] = []
     stub = False
+    mended = _mended_breaks(breaks, words, known) if breaks else {}
 
     def close() -> None:
         if parts:
             text = _joined(parts, words, known)
-            out[-1].text = _mend_layer_breaks(text, breaks, words, known) if breaks else text
+            out[-1].text = _mend_layer_breaks(text, mended) if mended else text
             out[-1].lines = len(parts)
             parts.clear()
 
