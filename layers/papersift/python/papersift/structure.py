@@ -263,13 +263,18 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
     headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
-    document_typical = _typical_length([line for lines in pages for line in lines])
+    lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
+    document_typical = None
     out = []
-    for lines, apart, titled, broken in zip(pages, running, headings, breaks, strict=True):
+    for lines, apart, titled, broken, page_lengths in zip(pages, running, headings, breaks, lengths, strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
         taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
-        typical = _typical_length(lines) if sum(1 for line in lines if line.strip()) >= MIN_TYPICAL_LINES \
-            else document_typical
+        if len(page_lengths) >= MIN_TYPICAL_LINES:
+            typical = _typical_length(page_lengths)
+        else:
+            if document_typical is None:
+                document_typical = _typical_length([n for page in lengths for n in page])
+            typical = document_typical
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
     return out
@@ -370,14 +375,19 @@ def hyphenated(head: str, tail: str, words: DocumentWords, known: Callable[[str]
     return f"{head}-{tail}"
 
 
-def _typical_length(lines: Sequence[str]) -> int:
-    lengths = sorted(len(line.strip()) for line in lines if line.strip())
-    return lengths[min(len(lengths) - 1, int(TYPICAL_QUANTILE * len(lengths)))] if lengths else 0
+def _typical_length(lengths: Sequence[int]) -> int:
+    """The typical of the (stripped, non-blank) lines' lengths: the body's full lines."""
+    ordered = sorted(lengths)
+    return ordered[min(len(ordered) - 1, int(TYPICAL_QUANTILE * len(ordered)))] if ordered else 0
 
 
 def is_list_item(line: str) -> bool:
     """A line (stripped) opening with a bullet or an enumerator."""
-    return bool(line) and line[0] in _MARKER_FIRST and _LIST_MARKER.match(line) is not None
+    if not line or line[0] not in _MARKER_FIRST:
+        return False
+    if line[0].isalnum() and ")" not in line[1:5] and "." not in line[1:5]:  # most lines: no regex asked
+        return False
+    return _LIST_MARKER.match(line) is not None
 
 
 def ends_paragraph(line: str, typical: int) -> bool:
@@ -428,9 +438,11 @@ def _mended_breaks(breaks: Sequence[Sequence[str]], words: DocumentWords,
 
 
 def _mend_layer_breaks(text: str, mended: dict[str, str]) -> str:
+    # a joined word is whole letters either side of the break (``hyphen_breaks``): a plain
+    # replace finds it where a word-bounded regex would cost a scan per paragraph
     for joined, form in mended.items():
         if joined in text:
-            text = re.sub(rf"(?<![^\W\d_]){re.escape(joined)}(?![^\W\d_])", form, text)
+            text = text.replace(joined, form)
     return text
 
 
@@ -448,6 +460,7 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     parts: list[str] = []
     stub = False
     mended = _mended_breaks(breaks, words, known) if breaks else {}
+    short, stub_length = SHORT_LINE * typical, STUB_LINE * typical
 
     def close() -> None:
         if parts:
@@ -466,9 +479,9 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
             close()
             out.append(Block(role=LIST_ITEM if listed else PARAGRAPH, text="", line=index))
         parts.append(stripped)
-        if ends_paragraph(stripped, typical):
+        if len(stripped) < short and stripped.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS:  # ends_paragraph
             close()
-        stub = (len(stripped) < STUB_LINE * typical and not stripped.endswith((",", *_HYPHENS))) \
+        stub = (len(stripped) < stub_length and not stripped.endswith((",", *_HYPHENS))) \
             or stripped[-1].isdigit()
     close()
     return out
