@@ -39,7 +39,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 from papersift.isolation import STOP_SIGNALS, die_with_parent
-from papersift_cli.leftovers import temp_prefix
+from papersift.tempfolders import temp_prefix
 
 ResultT = TypeVar("ResultT")
 

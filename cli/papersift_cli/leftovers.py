@@ -2,7 +2,7 @@
 a power cut), and how the next run recognises and removes it.
 
 Every temporary folder papersift makes is named after the process that made it and removes it:
-``papersift-<kind>-<pid>-<random>`` (lanes, page workers, the fork server's socket), as those it makes
+``papersift-<kind>-<pid>-<random>`` (papersift.tempfolders names every kind), as those it makes
 in the output folder are: the extract's work folder (``.papersift-work-<pid>-<random>``) and a
 document's results while they are written (``.papersift-tmp-<pid>-<random>``, renamed into place when
 whole), each with a marker file inside, since a result folder may carry any input's name. A folder
@@ -27,17 +27,11 @@ import stat
 import tempfile
 from pathlib import Path
 
-#: the kinds of temporary folder papersift makes in the system's temporary folder
-TEMP_KINDS = ("lane", "unit", "forkserver")
+from papersift.tempfolders import TEMP_KINDS, temp_prefix
+
 _TEMP_FOLDER = re.compile(r"papersift-(?:" + "|".join(TEMP_KINDS) + r")-([0-9]+)-[a-z0-9_]{8}")
 #: a process's start time is known to the clock tick; a folder's change time may round the other way
 _START_SLACK_SECONDS = 1.0
-
-
-def temp_prefix(kind: str) -> str:
-    """``papersift-<kind>-<this pid>-``: the prefix for ``tempfile.mkdtemp``."""
-    assert kind in TEMP_KINDS, kind
-    return f"papersift-{kind}-{os.getpid()}-"
 
 
 def owner_gone(pid: int, changed: float) -> bool:
@@ -48,8 +42,18 @@ def owner_gone(pid: int, changed: float) -> bool:
         return True
     except PermissionError:  # another user's process: alive
         pass
+    if process_state(pid) in ("Z", "X"):  # dead, not yet reaped: where pid 1 reaps no orphans (containers)
+        return True
     started = process_start_time(pid)
     return started is not None and started > changed + _START_SLACK_SECONDS
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of ``pid`` (R, S, D, Z for a zombie, ...), from /proc; None where there is none."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def process_start_time(pid: int) -> float | None:

@@ -29,7 +29,7 @@ from papersift.errors import SettingsError
 from papersift.export import EXPORT_FORMATS, EXPORT_UNITS
 from papersift.layout import INCOMING_PREFIX, REPORT_FILE, REPORT_PAGE_FILE, members_prefix, results_prefix, work_prefix
 from papersift.names import name_text
-from papersift.settings import API_AUTH_MODES, OCR_MODES, OCR_OFF, Settings
+from papersift.settings import API_AUTH_MODES, OCR_MODES, OCR_OFF, Settings, check_env_names
 from papersift.steps.contracts import DocumentOptions, DocumentRef, document_id
 from papersift.storage import LocalDirStore
 from papersift_cli.output import FileResult, ResultWriter, print_summary, system_reason, unique_names
@@ -152,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_settings(args: argparse.Namespace) -> Settings:
+    """The settings from flags and the TOML file. A misspelt PAPERSIFT_* variable is refused first,
+    before anything is written: the CLI does not read the variables, but a user who set one meant
+    something by it, and the local pipeline's handlers would fail on it (exit 1) half-way in."""
+    check_env_names(os.environ)
     overrides: dict[str, Any] = {}
     if args.password:
         overrides["passwords"] = list(args.password)
@@ -459,6 +463,7 @@ def serve(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"api_auth": args.auth} if args.auth else {}
     try:
         check_port(args.port)
+        check_env_names(os.environ)
         settings = (Settings.from_toml(args.config, overrides) if args.config
                     else Settings.from_mapping(overrides, source="command line"))
         require_local_extra("serve")

@@ -70,6 +70,26 @@ def test_a_timeout_not_above_zero_is_refused_before_anything_runs(value: str, tm
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["extract", "run"])
+def test_a_misspelt_papersift_variable_is_refused_naming_the_nearest_before_anything_is_written(
+        command: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = papersift(command, note(tmp_path), "--out", out, "--quiet",
+                     env={**os.environ, "PAPERSIFT_OCR_MODEE": "off"})
+    one_line_usage_error(done, "unknown environment variable PAPERSIFT_OCR_MODEE (nearest: PAPERSIFT_OCR_MODE): "
+                               "unset it or correct its name")
+    assert not out.exists()
+
+
+def test_a_build_scripts_papersift_variable_is_no_setting_and_run_goes_on(tmp_path: Path) -> None:
+    """PAPERSIFT_SKIP_LAYER_BUILD (exported for `cdk synth`) once made the local handlers' settings fail: exit 1."""
+    out = tmp_path / "out"
+    done = papersift("run", note(tmp_path), "--out", out, "--quiet",
+                     env={**os.environ, "PAPERSIFT_SKIP_LAYER_BUILD": "1"})
+    assert done.returncode == 0, done.stderr
+    assert (out / "note.txt" / "text.txt").read_text(encoding="utf-8") == NOTE
+
+
 @pytest.mark.parametrize("port", ["99999", "-1"])
 def test_a_port_out_of_range_is_refused_instead_of_serving_on_another(port: str) -> None:
     done = papersift("serve", "--port", port, timeout=60)

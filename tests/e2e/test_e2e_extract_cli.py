@@ -131,7 +131,7 @@ def test_kill_9_of_extract_ends_its_lanes_and_workers_and_the_next_run_removes_t
         (inputs / f"long-{index}.pdf").write_bytes(numbered_pdf(1500))
     temp = tmp_path / "tmp"
     temp.mkdir()
-    marker = f"PAPERSIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
+    marker = f"SIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
     env = {**os.environ, "TMPDIR": str(temp), marker.split("=")[0]: marker.split("=")[1]}
     process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(tmp_path / "out"), "--quiet"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -167,7 +167,7 @@ def test_sigterm_and_sighup_stop_extract_like_ctrl_c_and_leave_no_temporary_fold
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "out"
-    marker = f"PAPERSIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
+    marker = f"SIFT_TEST_RUN={os.getpid()}-{time.monotonic_ns()}"
     env = {**os.environ, "TMPDIR": str(temp), marker.split("=")[0]: marker.split("=")[1]}
     process = subprocess.Popen([str(PAPERSIFT), "extract", str(inputs), "--out", str(out), "--quiet",
                                 "--ocr", "local-only"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)

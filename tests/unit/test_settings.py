@@ -125,8 +125,14 @@ def test_the_environment_round_trips_everything_but_the_passwords() -> None:
 
 
 def test_an_unknown_papersift_variable_in_the_environment_fails_init() -> None:
-    with pytest.raises(SettingsError, match="unknown setting 'PAGES' in environment"):
+    says = r"^unknown environment variable PAPERSIFT_PAGES \(nearest: PAPERSIFT_MAX_PAGES\)"
+    with pytest.raises(SettingsError, match=says):
         Settings.from_env({"PAPERSIFT_PAGES": "5"})
+
+
+def test_the_build_scripts_papersift_variables_are_not_settings() -> None:
+    env = {"PAPERSIFT_SKIP_LAYER_BUILD": "1", "PAPERSIFT_IMAGE_TAG": "t", "PAPERSIFT_MAX_PAGES": "7"}
+    assert Settings.from_env(env) == Settings(max_pages=7)
 
 
 def test_a_report_records_the_settings_but_only_the_number_of_passwords() -> None:

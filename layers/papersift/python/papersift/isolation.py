@@ -45,6 +45,7 @@ from types import FunctionType, ModuleType
 from typing import Any, TypeVar
 
 from papersift.errors import DeadlineExceededError, EngineCrashError, MemoryLimitError
+from papersift.tempfolders import temp_prefix
 
 SetupT = TypeVar("SetupT")
 ResultT = TypeVar("ResultT")
@@ -52,11 +53,6 @@ ResultT = TypeVar("ResultT")
 #: what the child sends for a unit: ("ok", number, value), ("raised", number, exception),
 #: ("memory", number, message)
 _OK, _RAISED, _MEMORY = "ok", "raised", "memory"
-#: the temporary folders made here are named ``<prefix><pid of the maker>-<random>``: the maker
-#: removes them, and when it was killed first, the next run knows them as left over (its owner is
-#: gone; papersift_cli.leftovers)
-UNIT_FOLDER_PREFIX = "papersift-unit-"
-FORKSERVER_FOLDER_PREFIX = "papersift-forkserver-"
 #: what a fork server imports once, so its children start with the core loaded
 FORK_SERVER_PRELOAD = ["papersift.pipeline", "papersift.formats.pdf", "papersift.steps.ocr"]
 
@@ -168,7 +164,7 @@ def _context() -> Any:
     # multiprocessing's own temp folder setting, which the fork server's socket goes under
     config: dict[str, Any] = getattr(multiprocessing.current_process(), "_config")  # noqa: B009
     if "tempdir" not in config:
-        config["tempdir"] = tempfile.mkdtemp(prefix=f"{FORKSERVER_FOLDER_PREFIX}{os.getpid()}-", dir=_SOCKET_PARENT)
+        config["tempdir"] = tempfile.mkdtemp(prefix=temp_prefix("forkserver"), dir=_SOCKET_PARENT)
         # as multiprocessing does for the folder it makes itself
         multiprocessing.util.Finalize(None, shutil.rmtree, args=(config["tempdir"], True), exitpriority=-100)
     return context
@@ -213,7 +209,7 @@ def _start(setup: Callable[[], SetupT], work: Callable[[SetupT, int], ResultT], 
            limits: Limits) -> _Worker:
     context = _context()
     reader, writer = context.Pipe(duplex=False)
-    scratch = tempfile.mkdtemp(prefix=f"{UNIT_FOLDER_PREFIX}{os.getpid()}-")
+    scratch = tempfile.mkdtemp(prefix=temp_prefix("unit"))
     forked = context.get_start_method() == "fork"
     # a forked child inherits the reading end too: it closes it, or, orphaned, it would write into
     # its own pipe until the pipe is full, and block there for ever

@@ -36,6 +36,7 @@ from papersift.pdf_fonts import FontEvidence, MathGlyphs
 from papersift.pdf_forms import FormReader
 from papersift.quality import PageLayout, nonspace_count
 from papersift.structure import MAX_TITLE_CHARS, OutlineEntry
+from papersift.tempfolders import temp_prefix
 
 _T = TypeVar("_T")
 
@@ -848,7 +849,7 @@ class PdfHandle:
 
     def _pdftotext(self, number: int, *options: str) -> str:
         if self._tmpdir is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="papersift-pdf-")
+            self._tmpdir = tempfile.TemporaryDirectory(prefix=temp_prefix("pdf"))
             with open(os.path.join(self._tmpdir.name, "in.pdf"), "wb") as fh:
                 fh.write(self.data)
         path = os.path.join(self._tmpdir.name, "in.pdf")

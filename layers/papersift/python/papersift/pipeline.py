@@ -35,6 +35,7 @@ from papersift.steps.extract import extract_batch
 from papersift.steps.plan import plan_document
 from papersift.steps.unpack import unpack_archive
 from papersift.storage import ObjectStore
+from papersift.tempfolders import temp_prefix
 
 if TYPE_CHECKING:  # the OCR stage loads when a document needs it (cold starts)
     from papersift.ocr.pages import OcrEngines
@@ -61,14 +62,14 @@ def process_document(store: ObjectStore, document: DocumentRef, settings: Settin
             batches = plan.batches or read_manifest(store.get(plan.manifest_key), Batch)
             extracted = [extract_batch(store, batch, settings, invocation("extract")) for batch in batches]
         elif route is Route.UNPACK:
-            with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
+            with tempfile.TemporaryDirectory(prefix=temp_prefix("unpack")) as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
                                           Path(scratch), invocation("unpack"))
             _process_members(store, unpacked, settings, level, engines, memory, page_files)
         if route is Route.OCR or (route is Route.EXTRACT and any(result.needs_ocr for result in extracted)):
             _read_ocr_pages(store, document, plan, settings, engines, invocation)
         if plan.unpacks_after(level):  # a PDF's or an email's files, after its own text, as the workflow does
-            with tempfile.TemporaryDirectory(prefix="papersift-unpack-") as scratch:
+            with tempfile.TemporaryDirectory(prefix=temp_prefix("unpack")) as scratch:
                 unpacked = unpack_archive(store, UnpackRequest(**document.ref.model_dump(), plan=plan), settings,
                                           Path(scratch), invocation("unpack"))
             _process_members(store, unpacked, settings, level, engines, memory, page_files)

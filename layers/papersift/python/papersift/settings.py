@@ -21,6 +21,7 @@ to a Lambda's cold start.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -44,6 +45,10 @@ API_INLINE_LIMIT_BYTES = 4_500_000
 #: a SigV4 presigned URL lives 7 days at most
 SIGV4_MAX_SECONDS = 7 * 24 * 3600
 ENV_PREFIX = "PAPERSIFT_"
+#: PAPERSIFT_* variables that are not settings: the build scripts' and the tests' own
+#: (scripts/build_layers.py, scripts/build_image.sh, tests/browser)
+TOOL_ENV_NAMES = frozenset({"PAPERSIFT_SKIP_LAYER_BUILD", "PAPERSIFT_BASE_IMAGE", "PAPERSIFT_IMAGE_TAG",
+                            "PAPERSIFT_ALLOW_NO_BROWSER"})
 #: where a value came from, in messages, when the settings are built in code (not from_mapping)
 IN_CODE = "settings"
 
@@ -323,7 +328,9 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
         """Read PAPERSIFT_* variables; the caller passes the environment in."""
-        values = {k[len(ENV_PREFIX) :]: v for k, v in environ.items() if k.startswith(ENV_PREFIX)}
+        check_env_names(environ)
+        values = {k[len(ENV_PREFIX) :]: v for k, v in environ.items()
+                  if k.startswith(ENV_PREFIX) and k not in TOOL_ENV_NAMES}
         return cls.from_mapping(values, source="environment")
 
     @classmethod
@@ -370,6 +377,17 @@ def _validate_into(settings: Settings, values: Mapping[str, Any], source: str) -
         settings.__pydantic_validator__.validate_python(values, self_instance=settings, context={"source": source})
     except ValidationError as exc:
         raise _settings_error(exc, source) from _cause(exc)
+
+
+def check_env_names(environ: Mapping[str, str]) -> None:
+    """Raise a SettingsError naming the first PAPERSIFT_* variable in ``environ`` that is neither a
+    setting nor a tool's (a typo: PAPERSIFT_OCR_MODEE), and the known name nearest to it."""
+    known = sorted({ENV_PREFIX + name.upper() for name in Settings.model_fields} | TOOL_ENV_NAMES)
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            nearest = difflib.get_close_matches(name, known, n=1)
+            hint = f" (nearest: {nearest[0]})" if nearest else ""
+            raise SettingsError(f"unknown environment variable {name}{hint}: unset it or correct its name")
 
 
 def _unknown(key: str, source: str) -> str:

@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Protocol
 
+from papersift.tempfolders import temp_prefix
+
 
 class ObjectStore(Protocol):
     def get(self, key: str) -> bytes: ...
@@ -125,19 +127,24 @@ SPOOL_MEMORY_BYTES = 8 << 20
 class Spool:
     """An object written part by part: in memory while small, in a temporary file past
     ``SPOOL_MEMORY_BYTES``, so a 100,000-page document's text is never whole in memory. Stored
-    with :func:`put_spool`; a ``with`` block removes the temporary file."""
+    with :func:`put_spool`; a ``with`` block removes the temporary file. The file is in a folder of
+    its own, ``papersift-spool-<pid>-<random>`` in the temporary folder: the assemble step runs in the
+    command's own process (`papersift run`, an `extract` without lanes), whose temporary folder is the
+    system's, where only such names are known to be left over."""
 
     def __init__(self, memory_bytes: int = SPOOL_MEMORY_BYTES) -> None:
         self._memory_bytes = memory_bytes
         self._buffer = io.BytesIO()
         self._file: Any = None  # a NamedTemporaryFile once past memory_bytes
+        self._folder: str | None = None  # the folder holding it
         self.size = 0
 
     def write(self, part: bytes) -> None:
         if not part:
             return
         if self._file is None and self.size + len(part) > self._memory_bytes:
-            self._file = tempfile.NamedTemporaryFile(prefix="papersift-spool-", delete=False)  # noqa: SIM115
+            self._folder = tempfile.mkdtemp(prefix=temp_prefix("spool"))
+            self._file = tempfile.NamedTemporaryFile(dir=self._folder, delete=False)  # noqa: SIM115
             self._file.write(self._buffer.getvalue())
             self._buffer = io.BytesIO()
         (self._file or self._buffer).write(part)
@@ -155,9 +162,10 @@ class Spool:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
-            with contextlib.suppress(OSError):
-                os.unlink(self._file.name)
             self._file = None
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
     def __enter__(self) -> Spool:
         return self

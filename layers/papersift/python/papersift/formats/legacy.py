@@ -28,6 +28,7 @@ from papersift.errors import CorruptInputError, EncryptedInputError, Unsupported
 from papersift.formats._units import text_unit
 from papersift.formats.text import MAX_TABLE_ROWS, rows_to_records
 from papersift.settings import Settings
+from papersift.tempfolders import temp_prefix
 
 #: a converter that runs longer than this is stuck on a hostile file
 TOOL_TIMEOUT_SECONDS = 120
@@ -135,7 +136,7 @@ def _trim(row: list[Any]) -> list[Any]:
 
 
 def _run_tool(argv: Sequence[str], data: bytes, suffix: str) -> tuple[int, str, str]:
-    with tempfile.TemporaryDirectory(prefix="papersift-legacy-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("legacy")) as tmp:
         path = os.path.join(tmp, f"input{suffix}")
         with open(path, "wb") as handle:
             handle.write(data)

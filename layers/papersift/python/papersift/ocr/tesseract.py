@@ -45,6 +45,7 @@ from papersift.errors import EngineError, LimitExceededError, OcrUnavailableErro
 from papersift.ocr import pictures
 from papersift.ocr.reading import TESSERACT, OcrReading
 from papersift.quality import detect_language
+from papersift.tempfolders import temp_prefix
 
 #: Tesseract 5 refuses a picture longer than this on a side ("Image too large": its coordinates are
 #: 16-bit); a longer one (a receipt roll, a full-length screenshot of a web page) is read in tiles
@@ -225,7 +226,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
     box = pictures.ink_box(gray)
     if box is not None and (box[2] - box[0]) * (box[3] - box[1]) < CROP_BELOW * gray.width * gray.height:
         gray = gray.crop(box)  # a sparse page: layout analysis and OSD then see only the print
-    with tempfile.TemporaryDirectory(prefix="papersift-ocr-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("ocr")) as workdir:
         files = _Files(Path(workdir))
         first = None
         if detect_orientation and pictures.lines_run_across(gray):
