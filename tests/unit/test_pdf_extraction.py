@@ -228,12 +228,15 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     page.records.append({"a": [1, 2]})
     assert page.report.attempts and page.report.signals
     # a unit's embedded pictures (bytes) are its OCR input, never in its JSON; a unit without
-    # structure blocks is written as before there were any
-    expected = {name: value for name, value in dataclasses.asdict(page).items() if name not in ("embedded", "blocks")}
+    # structure blocks or hyphen breaks is written as before there were any
+    expected = {name: value for name, value in dataclasses.asdict(page).items()
+                if name not in ("embedded", "blocks", "hyphen_breaks")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))
     assert page.to_dict() == {**expected, "report": page.report.to_dict(),
                               "blocks": dataclasses.asdict(page)["blocks"]}
+    page.hyphen_breaks.append(["exam", "ple"])
+    assert page.to_dict()["hyphen_breaks"] == [["exam", "ple"]]
 
 
 def test_a_crop_box_that_cuts_through_a_line_does_not_cut_the_line_out_of_the_text() -> None:

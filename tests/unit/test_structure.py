@@ -51,10 +51,12 @@ def test_outline_titles_become_headings_at_their_nesting_level(tmp_path, pdf_fac
     assert fifth == [{"role": "heading", "text": "Geodäten", "line": 1, "lines": 1, "level": 2}]
 
 
-def test_a_pdf_without_outline_or_running_heads_keeps_its_markdown_and_page_files(tmp_path, pdf_factory):
+def test_a_pdf_without_outline_or_running_heads_keeps_its_text_as_paragraphs(tmp_path, pdf_factory):
     _, markdown, pages = _results(tmp_path, pdf_factory.numbered_pdf(5, "This is page number {n} of the document."))
     assert markdown.count("page number") == 5
-    assert all("blocks" not in page for page in pages), "older readers see the page files they knew"
+    for number, page in enumerate(pages, start=1):
+        assert [(b["role"], b["text"]) for b in page["blocks"]] == [
+            ("paragraph", f"This is page number {number} of the document.")], "nothing set apart, no heading"
 
 
 def test_a_page_number_on_one_page_is_no_evidence():

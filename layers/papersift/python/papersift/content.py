@@ -139,6 +139,9 @@ class PageContent:
     #: the unit's lines with a role in the document's structure (papersift.structure: running
     #: heads, page numbers, headings), by index into ``body_lines``; document.md follows them
     blocks: list[Block] = field(default_factory=list)
+    #: words the text layer joined over a line-end hyphen, as [before, after] (a PDF's pdfium
+    #: text): document.md's paragraphs repair them on evidence, text.txt keeps them as read
+    hyphen_breaks: list[list[str]] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -180,6 +183,10 @@ class PageContent:
             out["blocks"] = [asdict(block) for block in self.blocks]
         else:  # a unit without structure reads as it did before blocks were known
             del out["blocks"]
+        if self.hyphen_breaks:
+            out["hyphen_breaks"] = [list(pair) for pair in self.hyphen_breaks]
+        else:
+            del out["hyphen_breaks"]
         return out
 
     def set_apart(self) -> list[Block]:

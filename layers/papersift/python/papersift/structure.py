@@ -1,18 +1,22 @@
 """A paged document's structure for document.md (issue 19): running headers, footers and page
-numbers set apart, and headings from the PDF's outline. Decided from evidence across the whole
+numbers set apart, headings from the PDF's outline, the other lines joined into paragraphs and
+list items with end-of-line hyphenation repaired where the evidence allows. Decided from evidence across the whole
 document, never from one page; text.txt is never touched, only the Markdown and the page files'
 ``blocks``."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
+PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
 #: a running line sits in the first or last this many lines of a page
 EDGE_LINES = 2
@@ -250,30 +254,272 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
     return None
 
 
-def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry]) -> list[list[Block]]:
-    """Per page, its structure blocks in line order: running heads and page numbers, headings."""
+def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
+                breaks: Sequence[Sequence[Sequence[str]]] = ()) -> list[list[Block]]:
+    """Per page, its structure blocks in line order: running heads and page numbers, headings,
+    and the paragraphs and list items the other lines make; ``breaks``: per page, the words its
+    text layer joined over a line-end hyphen."""
     running = running_lines(pages)
     headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
+    breaks = breaks or [() for _ in pages]
+    words = DocumentWords(pages, breaks)
+    lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
+    document_typical = None
     out = []
-    for lines, apart, titled in zip(pages, running, headings, strict=True):
+    for lines, apart, titled, broken, page_lengths in zip(pages, running, headings, breaks, lengths, strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
-        out.append(sorted([*blocks, *titled], key=lambda b: b.line))
+        taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
+        if len(page_lengths) >= MIN_TYPICAL_LINES:
+            typical = _typical_length(page_lengths)
+        else:
+            if document_typical is None:
+                document_typical = _typical_length([n for page in lengths for n in page])
+            typical = document_typical
+        flowing = paragraphs(lines, taken, typical, words, breaks=broken)
+        out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
     return out
 
 
+# -- paragraphs, list items and hyphenation ------------------------------------------------------
+
+#: a page of fewer lines takes its typical line length from the whole document
+MIN_TYPICAL_LINES = 6
+#: a line's typical length: this share of the lines are no longer (the body's full lines)
+TYPICAL_QUANTILE = 0.5
+#: a line ending a sentence ends its paragraph when it is shorter than this share of the typical
+SHORT_LINE = 0.9
+#: a line shorter than this share of the typical ends its paragraph unless the next goes on in
+#: lower case (a label, a title, a row of a table)
+STUB_LINE = 0.5
+#: a page whose typical line is shorter than this many characters holds no prose (a table, a form,
+#: a list of dates): its lines stay as they are
+MIN_PROSE_CHARS = 30
+#: a list item's marker: a bullet, or an enumerator (``1.``, ``1)``, ``a)``, ``(iv)``) and a space
+_LIST_MARKER = re.compile(r"^(?:[•\-–*▪◦●‣]|\d{1,3}[.)]|[a-z][.)]|\((?:\d{1,3}|[a-z]|[ivx]{1,6})\))\s+\S")
+_MARKER_FIRST = frozenset("•-–*▪◦●‣(0123456789abcdefghijklmnopqrstuvwxyz")
+#: what ends a sentence, and what may close it after (a quote, a bracket)
+_SENTENCE_ENDS = frozenset(".!?:;")
+_CLOSERS = "\"'”’)]"
+#: a line broken in a word: letters, then a hyphen (pdfium's soft hyphens are gone by now)
+_HYPHENS = ("-", "\u00ad", "\u2010")
+_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
+_FIRST_WORD = re.compile(r"^([^\W\d_]+)")
+_TRAILING_WORD = re.compile(r"[^\W\d_]+$")
+#: the letters before a hyphen read for a compound (a word is shorter)
+_MAX_PART = 64
+#: a word as counted for ``prints_whole`` (``\w``: twice as fast as letters only, and a word with
+#: a figure in it is never a broken word's whole)
+_WORD = re.compile(r"\w+")
+_LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
+#: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
+#: languages: the hyphen stays with a space after it
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en"})
+
+
+class DocumentWords:
+    """The document's own evidence for hyphenation: how often it prints each word whole (case
+    aside; the words its text layer joined over a hyphen not counted), and the hyphenated
+    compounds it prints within a line. Read from its pages on the first question only."""
+
+    def __init__(self, pages: Sequence[Sequence[str]], breaks: Sequence[Sequence[Sequence[str]]] = ()) -> None:
+        self._pages, self._breaks = pages, breaks
+
+    @cached_property
+    def _text(self) -> str:
+        return "\n".join(line for lines in self._pages for line in lines).casefold()
+
+    @cached_property
+    def _joined(self) -> Counter[str]:
+        return Counter((head + tail).casefold() for page in self._breaks for head, tail in page)
+
+    @cached_property
+    def _compounds(self) -> frozenset[str]:
+        # split at the hyphens (C speed) and read the letters either side of each: a regex over
+        # the whole text would cost more than the rest of the structure
+        pieces = self._text.split("-")
+        pairs = set()
+        for before, after in itertools.pairwise(pieces):
+            head, tail = _TRAILING_WORD.search(before[-_MAX_PART:]), _FIRST_WORD.match(after)
+            if head is not None and tail is not None:
+                pairs.add(f"{head.group(0)}-{tail.group(0)}")
+        return frozenset(pairs)
+
+    @cached_property
+    def _counts(self) -> Counter[str]:
+        return Counter(_WORD.findall(self._text))
+
+    def prints_whole(self, word: str) -> bool:
+        """Whether the document prints ``word`` (case folded) whole, as a word of its own, other
+        than where its text layer joined it."""
+        return self._counts[word] > self._joined[word]
+
+    def prints_compound(self, compound: str) -> bool:
+        return compound in self._compounds
+
+
+def hyphen_breaks(raw: str) -> tuple[tuple[str, str], ...]:
+    """The (before, after) letters around each mark pdfium puts where it joined a word broken
+    over a hyphen at the end of a line (``\\x02`` in its bounded text, U+FFFE in its full text)."""
+    return tuple((m.group(1), m.group(2)) for m in _LAYER_BREAK.finditer(raw))
+
+
+def hyphenated(head: str, tail: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
+    """A word broken over a line-end hyphen, mended: whole where the document prints it whole or
+    ``known`` (the word lists) has it and the document does not print it hyphenated as a compound;
+    ``pre- and`` before a conjunction; else hyphenated (``well-known``)."""
+    if tail.casefold() in _CONJUNCTIONS:
+        return f"{head}- {tail}"
+    whole = (head + tail).casefold()
+    if not words.prints_compound(f"{head}-{tail}".casefold()) and (known(whole) or words.prints_whole(whole)):
+        return head + tail
+    return f"{head}-{tail}"
+
+
+def _typical_length(lengths: Sequence[int]) -> int:
+    """The typical of the (stripped, non-blank) lines' lengths: the body's full lines."""
+    ordered = sorted(lengths)
+    return ordered[min(len(ordered) - 1, int(TYPICAL_QUANTILE * len(ordered)))] if ordered else 0
+
+
+def is_list_item(line: str) -> bool:
+    """A line (stripped) opening with a bullet or an enumerator."""
+    if not line or line[0] not in _MARKER_FIRST:
+        return False
+    if line[0].isalnum() and ")" not in line[1:5] and "." not in line[1:5]:  # most lines: no regex asked
+        return False
+    return _LIST_MARKER.match(line) is not None
+
+
+def ends_paragraph(line: str, typical: int) -> bool:
+    """A line (stripped) clearly shorter than the page's typical line that ends a sentence."""
+    return len(line) < SHORT_LINE * typical and line.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS
+
+
+def join_lines(first: str, second: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
+    """Two lines as one: a word broken by a hyphen at the end of the first and going on in lower
+    case is mended (``hyphenated``); other lines (a dash after a space among them) join with a
+    space, a hyphen after a figure or before a capital without one."""
+    first, second = first.rstrip(), second.strip()
+    if not first.endswith(_HYPHENS) or len(first) < 2 or first[-2].isspace():
+        return f"{first} {second}"  # a dash set off by a space is punctuation
+    broken, after = _BROKEN_WORD.search(first), _FIRST_WORD.match(second)
+    if broken is not None and after is not None and second[0].islower():
+        head, tail = broken.group(1), after.group(1)
+        mended = hyphenated(head, tail, words, known)
+        return f"{first[: broken.start()]}{mended}{second[after.end():]}"
+    return f"{first}{second}"  # numbers (``1990-2000``), names (``Poincaré-Modell``), compounds
+
+
+def _known(word: str) -> bool:
+    from papersift.lexicon import lexicon  # the word lists are mapped on first need only
+
+    return lexicon().knows(word)
+
+
+def _joined(parts: Sequence[str], words: DocumentWords, known: Callable[[str], bool]) -> str:
+    pieces = [parts[0]]
+    for part in parts[1:]:
+        if pieces[-1].endswith(_HYPHENS):
+            pieces[-1] = join_lines(pieces[-1], part, words, known)
+        else:
+            pieces.append(part)
+    return " ".join(pieces)
+
+
+def _mended_breaks(breaks: Sequence[Sequence[str]], words: DocumentWords,
+                   known: Callable[[str], bool]) -> dict[str, str]:
+    """The page's words the text layer joined over a hyphen that read otherwise mended: joined -> mended."""
+    out = {}
+    for head, tail in breaks:
+        mended = hyphenated(head, tail, words, known)
+        if mended != head + tail:
+            out[head + tail] = mended
+    return out
+
+
+def _mend_layer_breaks(text: str, mended: dict[str, str]) -> str:
+    # a joined word is whole letters either side of the break (``hyphen_breaks``): a plain
+    # replace finds it where a word-bounded regex would cost a scan per paragraph
+    for joined, form in mended.items():
+        if joined in text:
+            text = text.replace(joined, form)
+    return text
+
+
+def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: DocumentWords,
+               known: Callable[[str], bool] = _known, breaks: Sequence[Sequence[str]] = ()) -> list[Block]:
+    """The page's lines not ``taken`` (running heads, headings) as paragraph and list-item blocks:
+    consecutive lines join until a blank or taken line, a list marker, a line that ends its
+    paragraph (``ends_paragraph``), or a stub of a line (or one ending in a figure, a table's row)
+    the next does not go on from in lower case.
+    A page of no prose (``MIN_PROSE_CHARS``) gets none: its lines stay as they are. ``breaks``: the
+    words the text layer joined over a hyphen (``hyphen_breaks``), mended the same way."""
+    if typical < MIN_PROSE_CHARS:
+        return []
+    out: list[Block] = []
+    parts: list[str] = []
+    stub = False
+    mended = _mended_breaks(breaks, words, known) if breaks else {}
+    short, stub_length = SHORT_LINE * typical, STUB_LINE * typical
+
+    def close() -> None:
+        if parts:
+            text = _joined(parts, words, known)
+            out[-1].text = _mend_layer_breaks(text, mended) if mended else text
+            out[-1].lines = len(parts)
+            parts.clear()
+
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if index in taken or not stripped:
+            close()
+            continue
+        listed = is_list_item(stripped)
+        if not parts or listed or (stub and not stripped[0].islower()):
+            close()
+            out.append(Block(role=LIST_ITEM if listed else PARAGRAPH, text="", line=index))
+        parts.append(stripped)
+        if len(stripped) < short and stripped.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS:  # ends_paragraph
+            close()
+        stub = (len(stripped) < stub_length and not stripped.endswith((",", *_HYPHENS))) \
+            or stripped[-1].isdigit()
+    close()
+    return out
+
+
+def _list_markdown(text: str) -> str:
+    """A list item as Markdown: a bullet as ``-``, ``1.`` and ``1)`` as they are (ordered lists),
+    any other enumerator kept after a ``-``."""
+    marker, _, rest = text.partition(" ")
+    if marker in "•-–*▪◦●‣":
+        return f"- {rest.strip()}"
+    if marker[:-1].isdigit():
+        return text
+    return f"- {text}"
+
+
 def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
-    """A page's body lines as Markdown: running heads left out, headings as ``#`` lines set off by
-    blank lines; every other line as it is."""
+    """A page's body lines as Markdown: running heads left out, headings as ``#`` lines and
+    paragraphs set off by blank lines, list items one a line; a line no block covers as it is."""
     by_line = {block.line: block for block in blocks}
     out: list[str] = []
     index = 0
+    previous = ""
     while index < len(lines):
         block = by_line.get(index)
         if block is None:
             out.append(lines[index])
             index += 1
+            previous = ""
             continue
         if block.role == HEADING:
             out.extend(["", f"{'#' * block.level} {block.text}", ""])
+        elif block.role == PARAGRAPH:
+            out.extend(["", block.text, ""])
+        elif block.role == LIST_ITEM:
+            if previous != LIST_ITEM:
+                out.append("")
+            out.append(_list_markdown(block.text))
+        previous = block.role if block.role in (PARAGRAPH, LIST_ITEM, HEADING) else previous
         index += block.lines
-    return "\n".join(out).strip("\n")
+    return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")

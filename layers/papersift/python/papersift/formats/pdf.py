@@ -38,7 +38,7 @@ from papersift.quality import (
 )
 from papersift.report import EngineAttempt, ErrorRecord, PageFont, PageReport, PageStatus
 from papersift.settings import OCR_OFF, Settings
-from papersift.structure import MAX_OUTLINE_ENTRIES, OutlineEntry
+from papersift.structure import MAX_OUTLINE_ENTRIES, OutlineEntry, hyphen_breaks
 
 __all__ = ["extract_pages", "page_count", "page_count_and_outline"]
 
@@ -112,6 +112,9 @@ class _Candidate:
     rung: int
     #: count_unmapped(text), when taken: 0 means no control codes to strip from the text
     unmapped: int | None = None
+    #: the words pdfium joined over a hyphen at the end of a line (its U+FFFE mark, dropped from
+    #: the text): (before, after) pairs for document.md's hyphenation repair (papersift.structure)
+    hyphen_breaks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -214,6 +217,8 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
         font_summary=_font_summary(handle, number, {} if page_fonts is None else page_fonts),
     )
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
+    if best is not None and text and best.hyphen_breaks:
+        page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page
@@ -325,7 +330,8 @@ def _attempt(handle: PdfHandle, engine: str, number: int, rung: int, work: _Page
             signals=list(verdict.signals),
         )
     )
-    return _Candidate(engine=engine, text=text, verdict=verdict, rung=rung, unmapped=unmapped)
+    breaks = hyphen_breaks(raw) if engine == "pdfium" and ("\x02" in raw or "\ufffe" in raw) else ()
+    return _Candidate(engine=engine, text=text, verdict=verdict, rung=rung, unmapped=unmapped, hyphen_breaks=breaks)
 
 
 #: a later engine's text replaces pdfium's only when it holds at least this share of the

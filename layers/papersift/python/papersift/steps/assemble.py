@@ -211,7 +211,8 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
     """Give each page its structure blocks (running heads, page numbers, outline headings),
     decided over the whole document; units whose Markdown is their own are left alone."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline), strict=True):
+    breaks = [page.hyphen_breaks for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks), strict=True):
         page.blocks = blocks
 
 
