@@ -16,6 +16,7 @@ from papersift.lexicon import lexicon
 from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.structure import (
+    LINES,
     LIST_ITEM,
     PARAGRAPH,
     Block,
@@ -113,9 +114,14 @@ def test_bullets_and_enumerators_open_list_items_and_their_next_lines_go_on_in_t
                          "- the second;", "1. the third;", "2) the fourth;", "- a) the fifth;", "- (iv) the sixth;"]
 
 
-def test_a_page_of_short_lines_keeps_its_lines():
-    lines = ["Notice Date", "06/22/2015", "06/30/2015", "07/01/2015", "Layoff Permanent"]
-    assert paragraphs(lines, set(), typical=12, words=_words(*lines), known=_never) == []
+def test_a_page_of_short_lines_keeps_its_lines_each_in_a_block_so_a_block_export_has_them_all():
+    lines = ["Page 3", "Notice Date", "06/22/2015", "", "07/01/2015", "Layoff Permanent"]
+    blocks = paragraphs(lines, {0}, typical=12, words=_words(*lines), known=_never)
+    assert [(b.role, b.text, b.line, b.lines) for b in blocks] == [
+        (LINES, "Notice Date\n06/22/2015", 1, 2), (LINES, "07/01/2015\nLayoff Permanent", 4, 2)]
+    header = Block(role="header", text="Page 3", line=0)
+    assert markdown_body(lines, [header, *blocks]) == markdown_body(lines, [header]) \
+        == "Notice Date\n06/22/2015\n\n07/01/2015\nLayoff Permanent"
 
 
 def test_rows_ending_in_figures_are_not_run_together():

@@ -17,6 +17,8 @@ from functools import cached_property
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
 PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
+#: lines kept as they are, one a line: a page of no prose (a table of figures, a form, a list of dates)
+LINES = "lines"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
 #: a running line sits in the first or last this many lines of a page
 EDGE_LINES = 2
@@ -452,10 +454,11 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     consecutive lines join until a blank or taken line, a list marker, a line that ends its
     paragraph (``ends_paragraph``), or a stub of a line (or one ending in a figure, a table's row)
     the next does not go on from in lower case.
-    A page of no prose (``MIN_PROSE_CHARS``) gets none: its lines stay as they are. ``breaks``: the
+    A page of no prose (``MIN_PROSE_CHARS``) keeps its lines as they are, in ``LINES`` blocks (so
+    that every body line is in a block: a block export leaves none out). ``breaks``: the
     words the text layer joined over a hyphen (``hyphen_breaks``), mended the same way."""
     if typical < MIN_PROSE_CHARS:
-        return []
+        return _line_runs(lines, taken)
     out: list[Block] = []
     parts: list[str] = []
     stub = False
@@ -484,6 +487,20 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
         stub = (len(stripped) < stub_length and not stripped.endswith((",", *_HYPHENS))) \
             or stripped[-1].isdigit()
     close()
+    return out
+
+
+def _line_runs(lines: Sequence[str], taken: set[int]) -> list[Block]:
+    """The runs of consecutive non-blank lines not ``taken``, each a ``LINES`` block."""
+    out: list[Block] = []
+    for index, line in enumerate(lines):
+        if index in taken or not line.strip():
+            continue
+        if out and out[-1].line + out[-1].lines == index:
+            out[-1].text += "\n" + line.strip()
+            out[-1].lines += 1
+        else:
+            out.append(Block(role=LINES, text=line.strip(), line=index))
     return out
 
 
@@ -520,6 +537,9 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
             if previous != LIST_ITEM:
                 out.append("")
             out.append(_list_markdown(block.text))
-        previous = block.role if block.role in (PARAGRAPH, LIST_ITEM, HEADING) else previous
+        elif block.role == LINES:
+            out.extend(lines[index:index + block.lines])
+        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES):
+            previous = block.role
         index += block.lines
     return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")
