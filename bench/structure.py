@@ -4,17 +4,23 @@ body lines and the paragraphs and list items they were joined into, and
 what structure costs (outline read + blocks + Markdown) against extracting the pages without it
 (each the fastest of ``RUNS``; the word lists are mapped before the first file, as a warm Lambda has them).
 
-    /work/bin/wtpy python bench/structure.py [FOLDER]
+    /work/bin/wtpy python bench/structure.py [FOLDER] [--pages DIR]
+
+``--pages DIR`` also writes each page as the pipeline keeps it (``DIR/<file>/pages/00001.json``, with
+its ``blocks``), which ``papersift extract`` does not write: bench/structure_anchors.py reads the
+running heads set apart there.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
 from pathlib import Path
 
 from papersift.formats.pdf import extract_pages, page_count, page_count_and_outline
+from papersift.layout import page_file
 from papersift.lexicon import lexicon
 from papersift.settings import Settings
 from papersift.steps.assemble import mark_structure
@@ -27,7 +33,7 @@ FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
 RUNS = 3
 
 
-def measure(path: Path) -> str:
+def measure(path: Path, pages_out: Path | None = None) -> str:
     data, settings = path.read_bytes(), Settings(ocr_mode="off")
     extraction = math.inf
     for _ in range(RUNS):
@@ -45,6 +51,11 @@ def measure(path: Path) -> str:
         mark_structure(pages, outline)
         markdown = [page.to_markdown() for page in pages]
         structure = min(structure, time.perf_counter() - started)
+    if pages_out is not None:
+        for page in pages:
+            target = pages_out / path.name / page_file(page.number)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(page.to_dict(), ensure_ascii=False), encoding="utf-8")
     headings = {(_heading_key(line.lstrip("#")), len(line) - len(line.lstrip("#")))
                 for md in markdown for line in md.splitlines() if line.startswith("#")}
     pointing = [e for e in outline if e.page]
@@ -64,7 +75,13 @@ def measure(path: Path) -> str:
 
 
 def main() -> int:
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else FOLDER
+    args = sys.argv[1:]
+    pages_out = None
+    if "--pages" in args:
+        at = args.index("--pages")
+        pages_out = Path(args[at + 1])
+        del args[at:at + 2]
+    folder = Path(args[0]) if args else FOLDER
     lexicon()
     if not folder.is_dir():
         print(f"{folder} is absent", file=sys.stderr)
@@ -73,7 +90,7 @@ def main() -> int:
           f"{'lines':>6} {'paras':>6} {'items':>5} "
           f"{'left':>4} {'extr s':>8} {'str ms':>7} {'toc ms':>7} {'share':>7}")
     for path in sorted(folder.glob("*.pdf")):
-        print(measure(path), flush=True)
+        print(measure(path, pages_out), flush=True)
     return 0
 
 
