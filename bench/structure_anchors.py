@@ -1,9 +1,9 @@
 """Anchors for bench/structure.py (issue 19): pymupdf4llm's Markdown of the same bench-pdfs, per PDF
 its outline entries that point at a page and how many appear as ``#`` headings (at their outline
 level, and at any level), the ``#`` lines it writes, the pages whose Markdown still shows one of the
-running header/footer/page-number lines papersift set apart on that page (among the words of the
-page's first or last ``EDGE_LINES`` lines, or as a line of its own anywhere: an anchor may join a header's parts into one line or make
-it a heading), and its time.
+running header/footer/page-number lines papersift set apart on that page (as a line of its own
+anywhere, or among the words of the page's first or last ``EDGE_LINES`` lines: an anchor may join a
+header's parts into one line or make it a heading), and its time.
 
 Stdlib and the anchor libraries only (papersift's title matching is loaded from its source file,
 which imports the stdlib alone), run in a venv of its own, one file at a time::
@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pymupdf  # type: ignore[import-not-found]
-import pymupdf4llm  # type: ignore[import-not-found]
-from pymupdf4llm.helpers import document_layout, pymupdf_rag  # type: ignore[import-not-found]
+import pymupdf
+import pymupdf4llm
+from pymupdf4llm.helpers import document_layout, pymupdf_rag
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT.parent / "shared" / "bench-pdfs" / "files"
