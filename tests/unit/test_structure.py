@@ -146,3 +146,35 @@ def test_the_plan_keeps_an_outline_only_for_a_pdf_that_has_one(tmp_path, pdf_fac
         {"title": "4.3. Hyperbolische Geometrie", "level": 1, "page": 1},
         {"title": "Das Poincaré-Modell", "level": 2, "page": 1},
         {"title": "Geodäten", "level": 2, "page": 2}]
+
+
+BODY = ["The body of this report runs over several lines of ordinary text, all of it",
+        "set in the same size, as the body of any document is, so that its most common",
+        "size is plainly the body's and the larger lines stand out from it clearly."]
+
+
+def test_a_pdf_without_outline_gets_headings_from_its_font_sizes_largest_first(tmp_path, pdf_factory):
+    pages = [[("A Report on Sizes", 18), ("Introduction", 14), *[(line, 10) for line in BODY],
+              ("Method", 14), *[(line, 10) for line in BODY]],
+             [("Results", 14), *[(line, 10) for line in BODY * 2]]]
+    text, markdown, page_files = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    lines = markdown.splitlines()
+    assert [line for line in lines if line.startswith("#")] == [
+        "# A Report on Sizes", "## Introduction", "## Method", "## Results"]
+    assert not any(line.startswith("#") for line in text.splitlines()), "text.txt as read"
+    assert [b for b in page_files[1]["blocks"] if b["role"] == "heading"] == [
+        {"role": "heading", "text": "Results", "line": 0, "lines": 1, "level": 2}]
+
+
+def test_a_big_number_in_a_table_is_no_heading(tmp_path, pdf_factory):
+    pages = [[*[(line, 10) for line in BODY], ("Region North 1,250", 10), ("42", 24), ("17.5 %", 18),
+              *[(line, 10) for line in BODY]]]
+    _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    assert not any(line.startswith("#") for line in markdown.splitlines())
+    assert "42" in markdown.splitlines()
+
+
+def test_a_larger_body_of_prose_makes_no_headings(tmp_path, pdf_factory):
+    pages = [[*[(line, 12) for line in BODY * 3], *[(line, 10) for line in BODY * 4]]]
+    _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    assert not any(line.startswith("#") for line in markdown.splitlines()), "an abstract set larger is prose"

@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -134,6 +134,45 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
 CROP_SLACK_CHARS = 3
 #: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
 HIDDEN_SHARE = 0.5
+
+
+_RAW_LINE = re.compile(r"[^\r\n\f]*")
+
+
+def _line_fonts(textpage: Any, raw: str, lines: Sequence[str]) -> list[tuple[float, int]]:
+    """``PdfHandle.line_fonts``: each line is found among ``raw``'s lines in order (as
+    normalise_text leaves them) and one character of it, from its middle, asked of pdfium; its
+    code must be the one ``raw`` holds there (pdfium's text indexed as its characters are), else
+    the line gets (0, 0). One character a line: three calls, whatever the line's length."""
+    c = pdfium_c
+    out: list[tuple[float, int]] = [(0.0, 0)] * len(lines)
+    if len(raw) != c.FPDFText_CountChars(textpage):
+        return out  # a cropped or turned page's text is not indexed as its characters
+    glyph = c.FS_RECTF()
+    spans = [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw) if m.group(0)]
+    at = 0
+    for index, line in enumerate(lines):
+        wanted = line.strip()
+        if not wanted:
+            continue
+        for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
+            start, text = spans[k]
+            if text.replace("\x02", "").replace("\ufffe", "").strip() == wanted:
+                at = k + 1
+                lead = len(text) - len(text.lstrip())
+                middle = start + lead + len(text.strip()) // 2
+                while middle < start + len(text) and raw[middle].isspace():
+                    middle += 1
+                if c.FPDFText_GetUnicode(textpage, middle) == ord(raw[middle]) \
+                        and c.FPDFText_GetLooseCharBox(textpage, middle, glyph):
+                    weight = max(c.FPDFText_GetFontWeight(textpage, middle), 0)
+                    out[index] = (round(glyph.top - glyph.bottom, 1), weight)
+                break
+    return out
+
+
+#: raw lines looked through for a final line before it is given up (blank lines between them)
+MAX_LINE_SKIP = 8
 
 
 def _media_box(page: Any, box: Any) -> Any:
@@ -464,6 +503,7 @@ class PdfHandle:
         self._miner: _Pdfminer | None = None
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
+        self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_fonts)
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
@@ -666,6 +706,7 @@ class PdfHandle:
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
         text, probe = self._on_text_page(number, lambda page, textpage: _page_text_and_layout(
             number, self._turn, page, textpage))
+        self._raw = (number, text)
         if not pdf_fonts.holds_raw_codes(text):
             return text, probe
         # glyph codes pdfium found no Unicode for: those of TeX's math fonts are formulas'
@@ -674,6 +715,16 @@ class PdfHandle:
             textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code))
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
+
+    def line_fonts(self, number: int, lines: Sequence[str]) -> list[tuple[float, int]]:
+        """Per line of ``lines`` (the page's final text, as pdfium read it), the (height, weight)
+        of one character sampled from it: its loose box's height on the page (the font size with
+        the text matrix's scaling) and its font's weight; (0, 0) for a blank line or one that
+        cannot be matched to pdfium's characters. Empty when pdfium's text is not at hand."""
+        if self._raw is None or self._raw[0] != number:
+            return []
+        raw = self._raw[1]
+        return self._on_text_page(number, lambda page, textpage: _line_fonts(textpage, raw, lines))
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

@@ -256,13 +256,102 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
     return None
 
 
+# -- headings from font sizes (a PDF without outline) ---------------------------------------------
+
+#: a heading's characters stand at least this much taller than the body's (its most common height)
+HEADING_SCALE = 1.15
+#: heights within this many points are one size
+SIZE_STEP = 0.5
+#: a line of a heading holds at most this many characters (a title, never a sentence of prose)
+MAX_HEADING_LINE_CHARS = 120
+#: ... at least this many letters, and letters are at least this share of its non-space characters
+#: (a figure of a table, a page number, a row of figures are no heading)
+MIN_HEADING_LETTERS, MIN_LETTER_SHARE = 3, 0.6
+#: a size is a heading size only when at most this share of its lines run long (a second body
+#: text, an abstract set larger, is prose) ...
+MAX_LONG_SHARE = 0.2
+#: ... and it is no more common than the body: its lines at most this share of the body's
+MAX_HEADING_SHARE = 0.25
+#: heading sizes kept, largest first (further sizes are too fine a distinction to trust)
+MAX_FONT_LEVELS = 4
+
+
+def _size(height: float) -> float:
+    return round(height / SIZE_STEP) * SIZE_STEP
+
+
+def _heading_like(line: str) -> bool:
+    """A short line of words: no figure alone, no row of figures, no sentence of prose."""
+    if len(line) > MAX_HEADING_LINE_CHARS:
+        return False
+    letters = sum(char.isalpha() for char in line)
+    filled = len(line) - line.count(" ")
+    return letters >= MIN_HEADING_LETTERS and letters >= MIN_LETTER_SHARE * filled
+
+
+def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Sequence[float]]],
+                  taken: Sequence[dict[int, str]]) -> list[list[Block]]:
+    """Per page, the heading blocks its font sizes show: lines whose sampled characters stand
+    ``HEADING_SCALE`` taller than the document's body text (the height most of its characters
+    have), level by the rank of their size among the document's heading sizes (largest = 1).
+    A size counts only when its lines read as titles across the document (``MAX_LONG_SHARE``,
+    ``MAX_HEADING_SHARE``), a line only when it reads as one (``_heading_like``); up to
+    ``MAX_HEADING_LINES`` consecutive lines of one size make one heading, more are no heading.
+    Lines set apart (``taken``) are never headings. ``fonts``: per page, per line, its
+    [height, weight] (``PageContent.line_fonts``), empty where unknown."""
+    found: list[list[Block]] = [[] for _ in pages]
+    weights: Counter[float] = Counter()
+    lines_of: Counter[float] = Counter()
+    long_of: Counter[float] = Counter()
+    for lines, page_fonts in zip(pages, fonts, strict=True):
+        for line, pair in zip(lines, page_fonts, strict=False):
+            if pair and pair[0] > 0:
+                size, stripped = _size(pair[0]), line.strip()
+                weights[size] += len(stripped)
+                lines_of[size] += 1
+                long_of[size] += len(stripped) > MAX_HEADING_LINE_CHARS
+    if not weights:
+        return found
+    body = weights.most_common(1)[0][0]
+    sizes = sorted((size for size in lines_of if size >= HEADING_SCALE * body
+                    and long_of[size] <= MAX_LONG_SHARE * lines_of[size]
+                    and lines_of[size] <= MAX_HEADING_SHARE * lines_of[body]), reverse=True)[:MAX_FONT_LEVELS]
+    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(sizes)}
+    if not level_of:
+        return found
+    for page_index, (lines, page_fonts) in enumerate(zip(pages, fonts, strict=True)):
+        run: list[int] = []
+        run_size = 0.0
+        for index in range(len(lines) + 1):
+            pair = page_fonts[index] if index < len(page_fonts) else ()
+            size = _size(pair[0]) if pair and pair[0] > 0 and index < len(lines) else 0.0
+            keep = size in level_of and index not in taken[page_index] and _heading_like(lines[index].strip())
+            if keep and size == run_size:
+                run.append(index)
+                continue
+            if run and len(run) <= MAX_HEADING_LINES:
+                text = " ".join(" ".join(lines[i].strip() for i in run).split())
+                if len(text) <= MAX_TITLE_CHARS:
+                    found[page_index].append(Block(role=HEADING, text=text, line=run[0], lines=len(run),
+                                                   level=level_of[run_size]))
+            run, run_size = ([index], size) if keep else ([], 0.0)
+    return found
+
+
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
-                breaks: Sequence[Sequence[Sequence[str]]] = ()) -> list[list[Block]]:
-    """Per page, its structure blocks in line order: running heads and page numbers, headings,
-    and the paragraphs and list items the other lines make; ``breaks``: per page, the words its
-    text layer joined over a line-end hyphen."""
+                breaks: Sequence[Sequence[Sequence[str]]] = (),
+                fonts: Sequence[Sequence[Sequence[float]]] = ()) -> list[list[Block]]:
+    """Per page, its structure blocks in line order: running heads and page numbers, headings
+    (from the outline where there is one, else from ``fonts``: per page, its lines' sampled
+    [height, weight]), and the paragraphs and list items the other lines make; ``breaks``: per
+    page, the words its text layer joined over a line-end hyphen."""
     running = running_lines(pages)
-    headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
+    if outline:
+        headings = outline_headings(pages, outline, running)
+    elif fonts and any(fonts):
+        headings = font_headings(pages, fonts, running)
+    else:
+        headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
     lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
