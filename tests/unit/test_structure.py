@@ -178,3 +178,13 @@ def test_a_larger_body_of_prose_makes_no_headings(tmp_path, pdf_factory):
     pages = [[*[(line, 12) for line in BODY * 3], *[(line, 10) for line in BODY * 4]]]
     _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
     assert not any(line.startswith("#") for line in markdown.splitlines()), "an abstract set larger is prose"
+
+
+def test_a_size_that_made_no_heading_takes_no_level_and_a_sentence_is_no_heading():
+    from papersift.structure import font_headings
+
+    lines = ["1,250", "The Title", "A line of body text of its usual length here.", *BODY * 3,
+             "Reproduced with permission of the owner."]
+    fonts = [[28.0, 0], [21.0, 0], [11.7, 0], *[[11.7, 0]] * 9, [16.0, 0]]
+    found = font_headings([lines], [fonts], [{}])
+    assert [(b.text, b.level) for b in found[0]] == [("The Title", 1)]

@@ -276,6 +276,10 @@ MAX_HEADING_SHARE = 0.25
 MAX_FONT_LEVELS = 4
 
 
+#: a line ending so goes on, or ends a sentence: a title does neither
+_NOT_TITLE_ENDS = (".", ",", ";", "-", "\u00ad", "\u2010")
+
+
 def _size(height: float) -> float:
     return round(height / SIZE_STEP) * SIZE_STEP
 
@@ -283,6 +287,8 @@ def _size(height: float) -> float:
 def _heading_like(line: str) -> bool:
     """A short line of words: no figure alone, no row of figures, no sentence of prose."""
     if len(line) > MAX_HEADING_LINE_CHARS:
+        return False
+    if line.endswith(_NOT_TITLE_ENDS):
         return False
     letters = sum(char.isalpha() for char in line)
     filled = len(line) - line.count(" ")
@@ -316,25 +322,30 @@ def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Seque
     sizes = sorted((size for size in lines_of if size >= HEADING_SCALE * body
                     and long_of[size] <= MAX_LONG_SHARE * lines_of[size]
                     and lines_of[size] <= MAX_HEADING_SHARE * lines_of[body]), reverse=True)[:MAX_FONT_LEVELS]
-    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(sizes)}
-    if not level_of:
+    if not sizes:
         return found
+    runs: list[tuple[int, list[int], float]] = []  # page, lines, size
     for page_index, (lines, page_fonts) in enumerate(zip(pages, fonts, strict=True)):
         run: list[int] = []
         run_size = 0.0
         for index in range(len(lines) + 1):
             pair = page_fonts[index] if index < len(page_fonts) else ()
             size = _size(pair[0]) if pair and pair[0] > 0 and index < len(lines) else 0.0
-            keep = size in level_of and index not in taken[page_index] and _heading_like(lines[index].strip())
+            keep = size in sizes and index not in taken[page_index] and _heading_like(lines[index].strip())
             if keep and size == run_size:
                 run.append(index)
                 continue
             if run and len(run) <= MAX_HEADING_LINES:
-                text = " ".join(" ".join(lines[i].strip() for i in run).split())
-                if len(text) <= MAX_TITLE_CHARS:
-                    found[page_index].append(Block(role=HEADING, text=text, line=run[0], lines=len(run),
-                                                   level=level_of[run_size]))
+                runs.append((page_index, run, run_size))
             run, run_size = ([index], size) if keep else ([], 0.0)
+    # the level by the rank among the sizes that made headings (a size whose lines were all
+    # figures or prose takes no level)
+    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL)
+                for rank, size in enumerate(sorted({size for _, _, size in runs}, reverse=True))}
+    for page_index, run, size in runs:
+        text = " ".join(" ".join(pages[page_index][i].strip() for i in run).split())
+        if len(text) <= MAX_TITLE_CHARS:
+            found[page_index].append(Block(role=HEADING, text=text, line=run[0], lines=len(run), level=level_of[size]))
     return found
 
 
