@@ -185,6 +185,6 @@ def test_a_size_that_made_no_heading_takes_no_level_and_a_sentence_is_no_heading
 
     lines = ["1,250", "The Title", "A line of body text of its usual length here.", *BODY * 3,
              "Reproduced with permission of the owner."]
-    fonts = [[28.0, 0], [21.0, 0], [11.7, 0], *[[11.7, 0]] * 9, [16.0, 0]]
-    found = font_headings([lines], [fonts], [{}])
+    heights = [28.0, 21.0, 11.7, *[11.7] * 9, 16.0]
+    found = font_headings([lines], [heights], [{}])
     assert [(b.text, b.level) for b in found[0]] == [("The Title", 1)]

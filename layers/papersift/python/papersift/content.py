@@ -142,9 +142,9 @@ class PageContent:
     #: words the text layer joined over a line-end hyphen, as [before, after] (a PDF's pdfium
     #: text): document.md's paragraphs repair them on evidence, text.txt keeps them as read
     hyphen_breaks: list[list[str]] = field(default_factory=list)
-    #: per line of ``body_lines``, [height, weight] of a character sampled from it (a PDF's pdfium
-    #: text; [0, 0] where unknown): document.md's headings of a PDF without outline come from them
-    line_fonts: list[list[float]] = field(default_factory=list)
+    #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
+    #: 0 where unknown): document.md's headings of a PDF without outline come from them
+    line_heights: list[float] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -190,10 +190,10 @@ class PageContent:
             out["hyphen_breaks"] = [list(pair) for pair in self.hyphen_breaks]
         else:
             del out["hyphen_breaks"]
-        if self.line_fonts:
-            out["line_fonts"] = [list(pair) for pair in self.line_fonts]
+        if self.line_heights:
+            out["line_heights"] = list(self.line_heights)
         else:
-            del out["line_fonts"]
+            del out["line_heights"]
         return out
 
     def set_apart(self) -> list[Block]:

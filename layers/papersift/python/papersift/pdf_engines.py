@@ -136,20 +136,21 @@ CROP_SLACK_CHARS = 3
 HIDDEN_SHARE = 0.5
 
 
-_RAW_LINE = re.compile(r"[^\r\n\f]*")
+_RAW_LINE = re.compile(r"[^\r\n\f]+")
 
 
-def _line_fonts(textpage: Any, raw: str, lines: Sequence[str]) -> list[tuple[float, int]]:
-    """``PdfHandle.line_fonts``: each line is found among ``raw``'s lines in order (as
+def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
+    """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
     normalise_text leaves them) and one character of it, from its middle, asked of pdfium; its
     code must be the one ``raw`` holds there (pdfium's text indexed as its characters are), else
-    the line gets (0, 0). One character a line: three calls, whatever the line's length."""
+    the line gets 0. One character a line: two calls, whatever the line's length."""
     c = pdfium_c
-    out: list[tuple[float, int]] = [(0.0, 0)] * len(lines)
+    out = [0.0] * len(lines)
     if len(raw) != c.FPDFText_CountChars(textpage):
         return out  # a cropped or turned page's text is not indexed as its characters
     glyph = c.FS_RECTF()
-    spans = [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw) if m.group(0)]
+    marked = "\x02" in raw or "\ufffe" in raw
+    spans = [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
     at = 0
     for index, line in enumerate(lines):
         wanted = line.strip()
@@ -157,16 +158,15 @@ def _line_fonts(textpage: Any, raw: str, lines: Sequence[str]) -> list[tuple[flo
             continue
         for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
             start, text = spans[k]
-            if text.replace("\x02", "").replace("\ufffe", "").strip() == wanted:
+            stripped = text.strip()
+            if (stripped.replace("\x02", "").replace("\ufffe", "") if marked else stripped) == wanted:
                 at = k + 1
-                lead = len(text) - len(text.lstrip())
-                middle = start + lead + len(text.strip()) // 2
-                while middle < start + len(text) and raw[middle].isspace():
+                middle = start + len(text) - len(text.lstrip()) + len(stripped) // 2
+                while raw[middle].isspace():  # the middle of a stripped line: a character follows
                     middle += 1
                 if c.FPDFText_GetUnicode(textpage, middle) == ord(raw[middle]) \
                         and c.FPDFText_GetLooseCharBox(textpage, middle, glyph):
-                    weight = max(c.FPDFText_GetFontWeight(textpage, middle), 0)
-                    out[index] = (round(glyph.top - glyph.bottom, 1), weight)
+                    out[index] = round(glyph.top - glyph.bottom, 1)
                 break
     return out
 
@@ -503,7 +503,7 @@ class PdfHandle:
         self._miner: _Pdfminer | None = None
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
-        self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_fonts)
+        self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_heights)
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
@@ -716,15 +716,15 @@ class PdfHandle:
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
 
-    def line_fonts(self, number: int, lines: Sequence[str]) -> list[tuple[float, int]]:
-        """Per line of ``lines`` (the page's final text, as pdfium read it), the (height, weight)
-        of one character sampled from it: its loose box's height on the page (the font size with
-        the text matrix's scaling) and its font's weight; (0, 0) for a blank line or one that
-        cannot be matched to pdfium's characters. Empty when pdfium's text is not at hand."""
+    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
+        """Per line of ``lines`` (the page's final text, as pdfium read it), the height of one
+        character sampled from it: its loose box's height on the page (the font size with the
+        text matrix's scaling); 0 for a blank line or one that cannot be matched to pdfium's
+        characters. Empty when pdfium's text is not at hand."""
         if self._raw is None or self._raw[0] != number:
             return []
         raw = self._raw[1]
-        return self._on_text_page(number, lambda page, textpage: _line_fonts(textpage, raw, lines))
+        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines))
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

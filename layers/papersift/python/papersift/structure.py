@@ -295,7 +295,7 @@ def _heading_like(line: str) -> bool:
     return letters >= MIN_HEADING_LETTERS and letters >= MIN_LETTER_SHARE * filled
 
 
-def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Sequence[float]]],
+def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
                   taken: Sequence[dict[int, str]]) -> list[list[Block]]:
     """Per page, the heading blocks its font sizes show: lines whose sampled characters stand
     ``HEADING_SCALE`` taller than the document's body text (the height most of its characters
@@ -303,16 +303,16 @@ def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Seque
     A size counts only when its lines read as titles across the document (``MAX_LONG_SHARE``,
     ``MAX_HEADING_SHARE``), a line only when it reads as one (``_heading_like``); up to
     ``MAX_HEADING_LINES`` consecutive lines of one size make one heading, more are no heading.
-    Lines set apart (``taken``) are never headings. ``fonts``: per page, per line, its
-    [height, weight] (``PageContent.line_fonts``), empty where unknown."""
+    Lines set apart (``taken``) are never headings. ``heights``: per page, per line, the height
+    of a character sampled from it (``PageContent.line_heights``), 0 or none where unknown."""
     found: list[list[Block]] = [[] for _ in pages]
     weights: Counter[float] = Counter()
     lines_of: Counter[float] = Counter()
     long_of: Counter[float] = Counter()
-    for lines, page_fonts in zip(pages, fonts, strict=True):
-        for line, pair in zip(lines, page_fonts, strict=False):
-            if pair and pair[0] > 0:
-                size, stripped = _size(pair[0]), line.strip()
+    for lines, page_heights in zip(pages, heights, strict=True):
+        for line, height in zip(lines, page_heights, strict=False):
+            if height > 0:
+                size, stripped = _size(height), line.strip()
                 weights[size] += len(stripped)
                 lines_of[size] += 1
                 long_of[size] += len(stripped) > MAX_HEADING_LINE_CHARS
@@ -325,12 +325,12 @@ def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Seque
     if not sizes:
         return found
     runs: list[tuple[int, list[int], float]] = []  # page, lines, size
-    for page_index, (lines, page_fonts) in enumerate(zip(pages, fonts, strict=True)):
+    for page_index, (lines, page_heights) in enumerate(zip(pages, heights, strict=True)):
         run: list[int] = []
         run_size = 0.0
         for index in range(len(lines) + 1):
-            pair = page_fonts[index] if index < len(page_fonts) else ()
-            size = _size(pair[0]) if pair and pair[0] > 0 and index < len(lines) else 0.0
+            height = page_heights[index] if index < min(len(page_heights), len(lines)) else 0.0
+            size = _size(height) if height > 0 else 0.0
             keep = size in sizes and index not in taken[page_index] and _heading_like(lines[index].strip())
             if keep and size == run_size:
                 run.append(index)
@@ -351,16 +351,16 @@ def font_headings(pages: Sequence[Sequence[str]], fonts: Sequence[Sequence[Seque
 
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 breaks: Sequence[Sequence[Sequence[str]]] = (),
-                fonts: Sequence[Sequence[Sequence[float]]] = ()) -> list[list[Block]]:
+                heights: Sequence[Sequence[float]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
-    (from the outline where there is one, else from ``fonts``: per page, its lines' sampled
-    [height, weight]), and the paragraphs and list items the other lines make; ``breaks``: per
+    (from the outline where there is one, else from ``heights``: per page, its lines' sampled
+    character heights), and the paragraphs and list items the other lines make; ``breaks``: per
     page, the words its text layer joined over a line-end hyphen."""
     running = running_lines(pages)
     if outline:
         headings = outline_headings(pages, outline, running)
-    elif fonts and any(fonts):
-        headings = font_headings(pages, fonts, running)
+    elif heights and any(heights):
+        headings = font_headings(pages, heights, running)
     else:
         headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]

@@ -220,9 +220,9 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
     if best is not None and text and best.engine == "pdfium":
-        fonts = handle.line_fonts(number, page.body_lines())
-        if any(height for height, _ in fonts):
-            page.line_fonts = [[height, weight] for height, weight in fonts]
+        heights = handle.line_heights(number, page.body_lines())
+        if any(heights):
+            page.line_heights = heights
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page

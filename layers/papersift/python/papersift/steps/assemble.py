@@ -212,8 +212,8 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
     decided over the whole document; units whose Markdown is their own are left alone."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
     breaks = [page.hyphen_breaks for page in pages]
-    fonts = [page.line_fonts if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, fonts), strict=True):
+    heights = [page.line_heights if page.markdown is None else [] for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights), strict=True):
         page.blocks = blocks
 
 
