@@ -136,41 +136,66 @@ CROP_SLACK_CHARS = 3
 HIDDEN_SHARE = 0.5
 
 
-_RAW_LINE = re.compile(r"[^\r\n\f]+")
+_RAW_LINE = re.compile(r"[^\r\n\f]*")
 
 
 def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
     """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
-    normalise_text leaves them) and one character of it, from its middle, asked of pdfium; its
-    code must be the one ``raw`` holds there (pdfium's text indexed as its characters are), else
-    the line gets 0. One character a line: two calls, whatever the line's length."""
+    normalise_text leaves them) and one character of it, from its middle, asked of pdfium. The
+    text within the page box is pdfium's characters in their order, some left out (beyond the
+    box) and line breaks put in: a character's index is its place in ``raw`` plus a shift that
+    only grows; where the code pdfium has there is not the one ``raw`` holds, the shift is looked
+    for further on (two characters must agree), at most ``MAX_SHIFT_LOOK`` places; a line not
+    found gets 0. Mostly two calls a line, whatever its length."""
     c = pdfium_c
     out = [0.0] * len(lines)
-    if len(raw) != c.FPDFText_CountChars(textpage):
-        return out  # a cropped or turned page's text is not indexed as its characters
+    count = c.FPDFText_CountChars(textpage)
     glyph = c.FS_RECTF()
-    marked = "\x02" in raw or "\ufffe" in raw
-    spans = [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
-    at = 0
+    if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
+        raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
+    spans = _raw_lines(raw)
+    at = shift = 0
     for index, line in enumerate(lines):
-        wanted = line.strip()
-        if not wanted:
+        if not line or line.isspace():
             continue
         for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
             start, text = spans[k]
-            stripped = text.strip()
-            if (stripped.replace("\x02", "").replace("\ufffe", "") if marked else stripped) == wanted:
-                at = k + 1
-                middle = start + len(text) - len(text.lstrip()) + len(stripped) // 2
-                while raw[middle].isspace():  # the middle of a stripped line: a character follows
-                    middle += 1
-                if c.FPDFText_GetUnicode(textpage, middle) == ord(raw[middle]) \
-                        and c.FPDFText_GetLooseCharBox(textpage, middle, glyph):
-                    out[index] = round(glyph.top - glyph.bottom, 1)
-                break
+            if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
+                continue
+            at = k + 1
+            middle = start + (len(text) + len(text) - len(text.lstrip())) // 2
+            while raw[middle].isspace() or raw[middle] == "\x00":  # a character follows: the line is rstripped
+                middle += 1
+            code = ord(raw[middle])
+            if c.FPDFText_GetUnicode(textpage, middle + shift) != code:
+                following = ord(raw[middle + 1]) if middle + 1 < len(raw) else None
+                for moved in range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - middle)):
+                    if c.FPDFText_GetUnicode(textpage, middle + moved) == code and (
+                            following is None or c.FPDFText_GetUnicode(textpage, middle + moved + 1) == following):
+                        shift = moved
+                        break
+                else:
+                    break
+            if c.FPDFText_GetLooseCharBox(textpage, middle + shift, glyph):
+                out[index] = round(glyph.top - glyph.bottom, 1)
+            break
     return out
 
 
+def _raw_lines(raw: str) -> list[tuple[int, str]]:
+    """(offset, text) of ``raw``'s lines as normalise_text splits them: pdfium's CR LF (split in
+    C), else at any line break."""
+    if "\r" not in raw.replace("\r\n", "") and "\n" not in raw.replace("\r\n", "") and "\f" not in raw:
+        out, offset = [], 0
+        for text in raw.split("\r\n"):
+            out.append((offset, text))
+            offset += len(text) + 2
+        return out
+    return [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
+
+
+#: places further on a character's index is looked for (the characters beyond the page box before it)
+MAX_SHIFT_LOOK = 2000
 #: raw lines looked through for a final line before it is given up (blank lines between them)
 MAX_LINE_SKIP = 8
 
@@ -623,6 +648,12 @@ class PdfHandle:
         except Exception:  # a damaged outline costs the headings, never the document
             return entries
         return entries
+
+    @functools.cached_property
+    def has_outline(self) -> bool:
+        """The document has an outline (one pdfium call): its headings come from it, so its
+        lines' heights (``line_heights``) are not asked."""
+        return self.pdfium is not None and bool(pdfium_c.FPDFBookmark_GetFirstChild(self.pdfium.raw, None))
 
     @property
     def encrypted(self) -> bool:
