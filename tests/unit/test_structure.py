@@ -188,3 +188,24 @@ def test_a_size_that_made_no_heading_takes_no_level_and_a_sentence_is_no_heading
     heights = [28.0, 21.0, 11.7, *[11.7] * 9, 16.0]
     found = font_headings([lines], [heights], [{}])
     assert [(b.text, b.level) for b in found[0]] == [("The Title", 1)]
+
+
+def test_line_heights_are_read_past_characters_beyond_the_crop_box(pdf_factory):
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import RectangleObject
+
+    from papersift.pdf_engines import PdfHandle, normalise_text
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_factory.styled_pdf(
+        [[("Printer's proof, not part of the page", 8), ("A Report on Sizes", 18), (BODY[0], 10)]]))))
+    writer.pages[0].cropbox = RectangleObject((0, 0, 595, 750))  # the proof line lies above it
+    out = io.BytesIO()
+    writer.write(out)
+    with PdfHandle(out.getvalue(), ()) as handle:
+        text, _ = handle.text("pdfium", 1)
+        lines = normalise_text(text).split("\n")
+        heights = handle.line_heights(1, lines)
+    assert lines == ["A Report on Sizes", BODY[0]]
+    assert heights[0] > 1.6 * heights[1] > 0, "each line's own characters, though the proof line comes first"
