@@ -209,3 +209,14 @@ def test_line_heights_are_read_past_characters_beyond_the_crop_box(pdf_factory):
         heights = handle.line_heights(1, lines)
     assert lines == ["A Report on Sizes", BODY[0]]
     assert heights[0] > 1.6 * heights[1] > 0, "each line's own characters, though the proof line comes first"
+
+
+def test_a_size_set_once_below_the_title_is_no_heading_but_recurring_section_heads_are():
+    from papersift.structure import font_headings
+
+    first = ["The Title", "Ann Author and Bob Author", "Introduction", *BODY * 2]
+    second = ["Method", *BODY * 2, "SAMPLE"]
+    heights = [[21.0, 15.0, 16.4, *[11.7] * 6], [16.4, *[11.7] * 6, 30.0]]
+    found = font_headings([first, second], heights, [{}, {}])
+    assert [[(b.text, b.level) for b in page] for page in found] == [
+        [("The Title", 1), ("Introduction", 2)], [("Method", 2)]], "the stamp and the author line set once are none"

@@ -272,6 +272,8 @@ MIN_HEADING_LETTERS, MIN_LETTER_SHARE = 3, 0.6
 MAX_LONG_SHARE = 0.2
 #: ... and it is no more common than the body: its lines at most this share of the body's
 MAX_HEADING_SHARE = 0.25
+#: a heading size other than the title's makes at least this many headings (see font_headings)
+MIN_SECTION_RUNS = 2
 #: heading sizes kept, largest first (further sizes are too fine a distinction to trust)
 MAX_FONT_LEVELS = 4
 
@@ -301,7 +303,8 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     ``HEADING_SCALE`` taller than the document's body text (the height most of its characters
     have), level by the rank of their size among the document's heading sizes (largest = 1).
     A size counts only when its lines read as titles across the document (``MAX_LONG_SHARE``,
-    ``MAX_HEADING_SHARE``), a line only when it reads as one (``_heading_like``); up to
+    ``MAX_HEADING_SHARE``) and, but for the title's, recurs (``MIN_SECTION_RUNS``, on two
+    pages), a line only when it reads as one (``_heading_like``); up to
     ``MAX_HEADING_LINES`` consecutive lines of one size make one heading, more are no heading.
     Lines set apart (``taken``) are never headings. ``heights``: per page, per line, the height
     of a character sampled from it (``PageContent.line_heights``), 0 or none where unknown."""
@@ -338,10 +341,22 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
             if run and len(run) <= MAX_HEADING_LINES:
                 runs.append((page_index, run, run_size))
             run, run_size = ([index], size) if keep else ([], 0.0)
-    # the level by the rank among the sizes that made headings (a size whose lines were all
-    # figures or prose takes no level)
-    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL)
-                for rank, size in enumerate(sorted({size for _, _, size in runs}, reverse=True))}
+    # a size is a heading size only where it recurs as a document's section heads do: twice,
+    # on two pages (or on a document's one page); but for the title, the largest on the first
+    # page that has any. An author line, a stamp, a logo's word set once in a size of its own
+    # is none. The level is the rank among the sizes left (a size whose lines were all figures
+    # or prose takes none).
+    pages_of: dict[float, set[int]] = defaultdict(set)
+    runs_of: Counter[float] = Counter()
+    for page_index, _, size in runs:
+        pages_of[size].add(page_index)
+        runs_of[size] += 1
+    first = min((page_index for page_index, _, _ in runs), default=0)
+    title = max((size for page_index, _, size in runs if page_index == first), default=0.0)
+    kept = sorted((size for size in runs_of if size == title or (
+        runs_of[size] >= MIN_SECTION_RUNS and (len(pages_of[size]) >= 2 or len(pages) == 1))), reverse=True)
+    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(kept)}
+    runs = [run for run in runs if run[2] in level_of]
     for page_index, run, size in runs:
         text = " ".join(" ".join(pages[page_index][i].strip() for i in run).split())
         if len(text) <= MAX_TITLE_CHARS:
