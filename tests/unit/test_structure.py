@@ -220,3 +220,14 @@ def test_a_size_set_once_below_the_title_is_no_heading_but_recurring_section_hea
     found = font_headings([first, second], heights, [{}, {}])
     assert [[(b.text, b.level) for b in page] for page in found] == [
         [("The Title", 1), ("Introduction", 2)], [("Method", 2)]], "the stamp and the author line set once are none"
+
+
+def test_a_large_line_that_leads_into_no_body_text_is_no_heading():
+    from papersift.structure import font_headings
+
+    first = ["The Title", "Introduction", *BODY * 4, "Margin title", "177"]
+    second = ["Method", *BODY * 4, "Margin title", "178"]
+    heights = [[21.0, 16.4, *[11.7] * 12, 16.4, 16.4], [16.4, *[11.7] * 12, 16.4, 16.4]]
+    found = font_headings([first, second], heights, [{}, {}])
+    assert [[(b.text, b.level) for b in page] for page in found] == [
+        [("The Title", 1), ("Introduction", 2)], [("Method", 2)]], "a head before a page number in its size is none"

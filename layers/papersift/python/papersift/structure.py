@@ -297,6 +297,18 @@ def _heading_like(line: str) -> bool:
     return letters >= MIN_HEADING_LETTERS and letters >= MIN_LETTER_SHARE * filled
 
 
+def _leads_in(lines: Sequence[str], heights: Sequence[float], start: int, size: float, body: float,
+              sizes: Sequence[float]) -> bool:
+    """The first non-blank line from ``start`` is set in the body's size (or smaller), or in a
+    heading size below ``size``; true too where its size is unknown or the page ends."""
+    for index in range(start, len(lines)):
+        if lines[index].strip():
+            height = heights[index] if index < len(heights) else 0.0
+            after = _size(height)
+            return height <= 0 or after < HEADING_SCALE * body or (after in sizes and after < size)
+    return True
+
+
 def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
                   taken: Sequence[dict[int, str]]) -> list[list[Block]]:
     """Per page, the heading blocks its font sizes show: lines whose sampled characters stand
@@ -304,10 +316,11 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     have), level by the rank of their size among the document's heading sizes (largest = 1).
     A size counts only when its lines read as titles across the document (``MAX_LONG_SHARE``,
     ``MAX_HEADING_SHARE``) and, but for the title's, recurs (``MIN_SECTION_RUNS``, on two
-    pages), a line only when it reads as one (``_heading_like``); up to
-    ``MAX_HEADING_LINES`` consecutive lines of one size make one heading, more are no heading.
-    Lines set apart (``taken``) are never headings. ``heights``: per page, per line, the height
-    of a character sampled from it (``PageContent.line_heights``), 0 or none where unknown."""
+    pages), a line only when it reads as one (``_heading_like``) and leads into body text or a
+    smaller heading (``_leads_in``); up to ``MAX_HEADING_LINES`` consecutive lines of one size
+    make one heading, more are no heading. Lines set apart (``taken``) are never headings.
+    ``heights``: per page, per line, the height of a character sampled from it
+    (``PageContent.line_heights``), 0 or none where unknown."""
     found: list[list[Block]] = [[] for _ in pages]
     weights: Counter[float] = Counter()
     lines_of: Counter[float] = Counter()
@@ -341,22 +354,27 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
             if run and len(run) <= MAX_HEADING_LINES:
                 runs.append((page_index, run, run_size))
             run, run_size = ([index], size) if keep else ([], 0.0)
-    # a size is a heading size only where it recurs as a document's section heads do: twice,
-    # on two pages (or on a document's one page); but for the title, the largest on the first
-    # page that has any. An author line, a stamp, a logo's word set once in a size of its own
-    # is none. The level is the rank among the sizes left (a size whose lines were all figures
-    # or prose takes none).
+    # the title: the largest size on the first page that has any
+    first = min((page_index for page_index, _, _ in runs), default=0)
+    title = max((size for page_index, _, size in runs if page_index == first), default=0.0)
+    # a section head leads into its section: the line after it is body text or a smaller head
+    # (an author's name before an affiliation, a margin title before a page number are none)
+    runs = [(page_index, run, size) for page_index, run, size in runs
+            if (size == title and page_index == first)
+            or _leads_in(pages[page_index], heights[page_index], run[-1] + 1, size, body, sizes)]
+    # ... and a size makes section heads only where it recurs as they do: twice, on two pages
+    # (or on a document's one page). A stamp, a logo's word set once in a size of its own is
+    # none. The level is the rank among the sizes left (a size whose lines were all figures or
+    # prose takes none).
     pages_of: dict[float, set[int]] = defaultdict(set)
     runs_of: Counter[float] = Counter()
     for page_index, _, size in runs:
         pages_of[size].add(page_index)
         runs_of[size] += 1
-    first = min((page_index for page_index, _, _ in runs), default=0)
-    title = max((size for page_index, _, size in runs if page_index == first), default=0.0)
-    kept = sorted((size for size in runs_of if size == title or (
-        runs_of[size] >= MIN_SECTION_RUNS and (len(pages_of[size]) >= 2 or len(pages) == 1))), reverse=True)
-    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(kept)}
-    runs = [run for run in runs if run[2] in level_of]
+    runs = [run for run in runs if run[2] == title or (
+        runs_of[run[2]] >= MIN_SECTION_RUNS and (len(pages_of[run[2]]) >= 2 or len(pages) == 1))]
+    sizes_left = sorted({size for _, _, size in runs}, reverse=True)
+    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(sizes_left)}
     for page_index, run, size in runs:
         text = " ".join(" ".join(pages[page_index][i].strip() for i in run).split())
         if len(text) <= MAX_TITLE_CHARS:
