@@ -12,16 +12,18 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 from scan_factory import FONT, image_bytes, scanned_pdf
 from test_ocr_stage import drop
+from textract_replay import ReplayingTextract, input_bytes
 
 from papersift.layout import MARKDOWN_FILE, TEXT_FILE, page_file, results_prefix
 from papersift.ocr import tesseract
 from papersift.ocr.layout import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, OcrReading
+from papersift.ocr.textract import ANALYZE_DOCUMENT, TextractReader, reading_from_response
 from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.steps.ocr import default_engines
 from papersift.storage import LocalDirStore
-from papersift.structure import PARAGRAPH
+from papersift.structure import PARAGRAPH, markdown_body
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract is not installed")
 
@@ -107,3 +109,65 @@ def test_boxes_that_do_not_match_the_paragraphs_one_for_one_give_no_blocks() -> 
     reading = OcrReading(engine=TESSERACT, text="a\n\nb", confidence=0.9, words=2, seconds=0.1,
                          boxes=((0.0, 0.0, 1.0, 0.5),))
     assert paragraph_blocks(reading, ["a", "", "b"], known=lambda word: True) == []
+
+
+# --- Textract's LAYOUT blocks ------------------------------------------------------------------
+
+
+def _layout_response(layouts: list[tuple[str, list[str]]]) -> dict:
+    """An AnalyzeDocument answer with LAYOUT: each layout block over its lines, one a row of 5%."""
+    blocks: list[dict] = []
+    page_children = []
+    row = 0
+    for index, (kind, texts) in enumerate(layouts):
+        line_ids = []
+        for text in texts:
+            row += 1
+            line_ids.append(f"line-{row}")
+            blocks.append({"BlockType": "LINE", "Id": f"line-{row}", "Text": text, "Geometry": {"BoundingBox": {
+                "Left": 0.1, "Top": row * 0.05, "Width": 0.5, "Height": 0.04}}})
+        page_children.append(f"layout-{index}")
+        blocks.append({"BlockType": kind, "Id": f"layout-{index}",
+                       "Relationships": [{"Type": "CHILD", "Ids": line_ids}],
+                       "Geometry": {"BoundingBox": {"Left": 0.1, "Top": (row - len(texts) + 1) * 0.05, "Width": 0.5,
+                                                    "Height": len(texts) * 0.05 - 0.01}}})
+    return {"Blocks": [{"BlockType": "PAGE", "Id": "page", "Relationships": [{"Type": "CHILD", "Ids": page_children}]},
+                       *blocks]}
+
+
+def test_textracts_layout_blocks_become_headings_paragraphs_and_set_apart_lines() -> None:
+    response = _layout_response([
+        ("LAYOUT_HEADER", ["Annual report 2024"]), ("LAYOUT_TITLE", ["The harbour"]),
+        ("LAYOUT_SECTION_HEADER", ["Ships"]), ("LAYOUT_TEXT", ["Ships came in every day and were un-", "loaded."]),
+        ("LAYOUT_LIST", ["- coal", "- grain"]), ("LAYOUT_PAGE_NUMBER", ["7"]),
+    ])
+    reading = reading_from_response(response, api=ANALYZE_DOCUMENT)
+    assert reading.text == ("Annual report 2024\n\nThe harbour\n\nShips\n\nShips came in every day and were un-\n"
+                            "loaded.\n\n- coal\n- grain\n\n7")
+    lines = reading.text.split("\n")
+    blocks = paragraph_blocks(reading, lines, known=lambda word: word == "unloaded")
+    assert [(b.role, b.level, b.text) for b in blocks] == [
+        ("header", 0, "Annual report 2024"), ("heading", 1, "The harbour"), ("heading", 2, "Ships"),
+        ("paragraph", 0, "Ships came in every day and were unloaded."), ("lines", 0, "- coal\n- grain"),
+        ("page_number", 0, "7"),
+    ]
+    assert blocks[3].bbox == pytest.approx([0.1, 0.2, 0.6, 0.29])
+    assert markdown_body(lines, blocks) == ("# The harbour\n\n## Ships\n\nShips came in every day and were unloaded."
+                                            "\n\n- coal\n- grain")
+
+
+def test_a_recorded_analyze_document_answer_gives_a_boxed_block_for_each_of_its_layout_blocks() -> None:
+    replay = ReplayingTextract()
+    reading = TextractReader(replay.client).read(input_bytes("paystub_tables.png"), tables=True)
+    blocks = paragraph_blocks(reading, reading.text.split("\n"), known=lambda word: False)
+    assert len(blocks) == len(reading.boxes) == len(reading.roles) >= 7  # 6 LAYOUT_TEXT, 1 LAYOUT_TABLE
+    assert {b.role for b in blocks} <= {"paragraph", "lines"} and "paragraph" in {b.role for b in blocks}
+    for block in blocks:
+        x0, y0, x1, y1 = block.bbox or []
+        assert 0.0 <= x0 < x1 <= 1.0 and 0.0 <= y0 < y1 <= 1.0
+
+
+def test_a_detect_document_text_answer_has_no_layout_and_gives_no_blocks() -> None:
+    replay = ReplayingTextract()
+    reading = TextractReader(replay.client).read(input_bytes("single-page-1.png"))
+    assert reading.boxes == () and paragraph_blocks(reading, reading.text.split("\n")) == []

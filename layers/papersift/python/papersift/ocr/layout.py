@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from papersift.ocr.reading import OcrReading
-from papersift.structure import PARAGRAPH, Block, DocumentWords, join_lines
+from papersift.structure import HEADING, LINES, PARAGRAPH, Block, DocumentWords, join_lines
 
 
 def _known(word: str) -> bool:
@@ -17,8 +17,9 @@ def _known(word: str) -> bool:
 
 
 def paragraph_blocks(reading: OcrReading, lines: Sequence[str], known: Callable[[str], bool] = _known) -> list[Block]:
-    """The runs of non-blank ``lines`` (the page's body lines: the reading's text) as paragraph
-    blocks boxed by ``reading.boxes``, one box a run; none when the engine gave no boxes or they
+    """The runs of non-blank ``lines`` (the page's body lines: the reading's text) as blocks
+    boxed by ``reading.boxes``, one box a run, each of its role in ``reading.roles`` (a paragraph
+    where the engine names none; a ``lines`` block keeps its lines); none when the engine gave no boxes or they
     do not match the runs one for one (the page's text is then not the reading's)."""
     runs: list[tuple[int, int]] = []
     for index, line in enumerate(lines):
@@ -30,11 +31,17 @@ def paragraph_blocks(reading: OcrReading, lines: Sequence[str], known: Callable[
             runs.append((index, 1))
     if not reading.boxes or len(runs) != len(reading.boxes):
         return []
+    roles = reading.roles if len(reading.roles) == len(reading.boxes) else (PARAGRAPH,) * len(runs)
     words = DocumentWords([lines])
     out = []
-    for (start, count), box in zip(runs, reading.boxes, strict=True):
-        text = lines[start].strip()
-        for line in lines[start + 1:start + count]:
-            text = join_lines(text, line, words, known)
-        out.append(Block(role=PARAGRAPH, text=text, line=start, lines=count, bbox=list(box)))
+    for (start, count), box, role in zip(runs, reading.boxes, roles, strict=True):
+        role, _, level = role.partition(":")
+        if role == LINES:  # kept as they are, one a line (a list, a table's text)
+            text = "\n".join(line.strip() for line in lines[start:start + count])
+        else:
+            text = lines[start].strip()
+            for line in lines[start + 1:start + count]:
+                text = join_lines(text, line, words, known)
+        out.append(Block(role=role, text=text, line=start, lines=count,
+                         level=int(level) if role == HEADING and level.isdigit() else 0, bbox=list(box)))
     return out
