@@ -183,7 +183,7 @@ class PageContent:
         out["form_fields"] = [asdict(f) for f in self.form_fields]
         del out["embedded"]  # bytes: written as the unit's OCR input, not into its JSON
         if self.blocks:
-            out["blocks"] = [asdict(block) for block in self.blocks]
+            out["blocks"] = [_block_dict(block) for block in self.blocks]
         else:  # a unit without structure reads as it did before blocks were known
             del out["blocks"]
         if self.hyphen_breaks:
@@ -208,3 +208,11 @@ class PageContent:
         data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
         data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
         return cls(**data)
+
+
+def _block_dict(block: Block) -> dict[str, Any]:
+    """A block's JSON, without a box where it has none (the page files read as before boxes were known)."""
+    out = asdict(block)
+    if out["bbox"] is None:
+        del out["bbox"]
+    return out

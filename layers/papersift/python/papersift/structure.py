@@ -57,13 +57,15 @@ class OutlineEntry:
 class Block:
     """A line of a page with a role in the document's structure: ``line`` is its index among the
     page's body lines (``PageContent.body_lines``), ``lines`` how many it spans (a heading may be
-    broken), ``level`` a heading's level."""
+    broken), ``level`` a heading's level, ``bbox`` its box on the page where the engine gave one
+    (fractions of the page: x0, y0, x1, y1 from the top left; OCR'd pages)."""
 
     role: str
     text: str
     line: int
     lines: int = 1
     level: int = 0
+    bbox: list[float] | None = None
 
 
 def _roman_value(token: str) -> int | None:
