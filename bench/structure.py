@@ -1,6 +1,7 @@
 """Structure of bench-pdfs' document.md (issue 19): per PDF, its outline titles and how many became
 headings at their level, the running-head lines set apart, the pages whose body still shows one, the
-body lines and the paragraphs and list items they were joined into, and
+body lines and the paragraphs and list items they were joined into (a PDF without outline: the
+headings its font sizes gave, listed on stderr to be read), and
 what structure costs (outline read + blocks + Markdown) against extracting the pages without it
 (each the fastest of ``RUNS``; the word lists are mapped before the first file, as a warm Lambda has them).
 
@@ -69,6 +70,11 @@ def measure(path: Path, pages_out: Path | None = None) -> str:
     items = sum(1 for page in pages for b in page.blocks if b.role == LIST_ITEM)
     lines = sum(1 for page in pages for line in page.body_lines() if line.strip())
     share = structure / extraction * 100
+    if not outline:  # headings from font sizes: listed for reading (a false heading is worse than a missed one)
+        for page in pages:
+            for b in page.blocks:
+                if b.role == HEADING:
+                    print(f"    font heading p{page.number} {'#' * b.level} {b.text[:100]}", file=sys.stderr)
     return (f"{path.name[:44]:44} {count:5} {len(pointing):7} {found:5} {heading_blocks:8} {len(apart):7} "
             f"{lines:6} {paragraphs:6} {items:5} "
             f"{left:4} {extraction:8.2f} {structure * 1000:7.1f} {opening * 1000:7.1f} {share:6.2f}%")

@@ -36,6 +36,22 @@ def text_pdf(pages: Sequence[str | Sequence[str]]) -> bytes:
     return buffer.getvalue()
 
 
+def styled_pdf(pages: Sequence[Sequence[tuple[str, float]]], font: str = "Helvetica") -> bytes:
+    """One page per item; an item is a list of (line, font size), drawn top-down with a line's
+    spacing 1.4 times its size."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    for page in pages:
+        y = A4[1] - 72
+        for line, size in page:
+            y -= 1.4 * size
+            pdf.setFont(font, size)
+            pdf.drawString(72, y, line)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
 def numbered_pdf(count: int, template: str = "This is page number {n} of the document.") -> bytes:
     return text_pdf([template.format(n=n) for n in range(1, count + 1)])
 

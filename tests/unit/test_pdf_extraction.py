@@ -228,15 +228,22 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     page.records.append({"a": [1, 2]})
     assert page.report.attempts and page.report.signals
     # a unit's embedded pictures (bytes) are its OCR input, never in its JSON; a unit without
-    # structure blocks or hyphen breaks is written as before there were any
+    # structure blocks, hyphen breaks or line heights is written as before there were any
+    page.line_heights = []
     expected = {name: value for name, value in dataclasses.asdict(page).items()
-                if name not in ("embedded", "blocks", "hyphen_breaks")}
+                if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
+    # a block without a box (a text-layer block) is written without one
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))
-    assert page.to_dict() == {**expected, "report": page.report.to_dict(),
-                              "blocks": dataclasses.asdict(page)["blocks"]}
+    page.blocks.append(Block(role="paragraph", text="read by OCR", line=1, bbox=[0.1, 0.2, 0.9, 0.3]))
+    blocks = [{key: value for key, value in block.items() if not (key == "bbox" and value is None)}
+              for block in dataclasses.asdict(page)["blocks"]]
+    assert page.to_dict() == {**expected, "report": page.report.to_dict(), "blocks": blocks}
+    assert "bbox" not in blocks[0] and blocks[1]["bbox"] == [0.1, 0.2, 0.9, 0.3]
     page.hyphen_breaks.append(["exam", "ple"])
     assert page.to_dict()["hyphen_breaks"] == [["exam", "ple"]]
+    page.line_heights = [11.7, 0.0]
+    assert page.to_dict()["line_heights"] == [11.7, 0.0]
 
 
 def test_a_crop_box_that_cuts_through_a_line_does_not_cut_the_line_out_of_the_text() -> None:

@@ -146,3 +146,88 @@ def test_the_plan_keeps_an_outline_only_for_a_pdf_that_has_one(tmp_path, pdf_fac
         {"title": "4.3. Hyperbolische Geometrie", "level": 1, "page": 1},
         {"title": "Das Poincaré-Modell", "level": 2, "page": 1},
         {"title": "Geodäten", "level": 2, "page": 2}]
+
+
+BODY = ["The body of this report runs over several lines of ordinary text, all of it",
+        "set in the same size, as the body of any document is, so that its most common",
+        "size is plainly the body's and the larger lines stand out from it clearly."]
+
+
+def test_a_pdf_without_outline_gets_headings_from_its_font_sizes_largest_first(tmp_path, pdf_factory):
+    pages = [[("A Report on Sizes", 18), ("Introduction", 14), *[(line, 10) for line in BODY],
+              ("Method", 14), *[(line, 10) for line in BODY]],
+             [("Results", 14), *[(line, 10) for line in BODY * 2]]]
+    text, markdown, page_files = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    lines = markdown.splitlines()
+    assert [line for line in lines if line.startswith("#")] == [
+        "# A Report on Sizes", "## Introduction", "## Method", "## Results"]
+    assert not any(line.startswith("#") for line in text.splitlines()), "text.txt as read"
+    assert [b for b in page_files[1]["blocks"] if b["role"] == "heading"] == [
+        {"role": "heading", "text": "Results", "line": 0, "lines": 1, "level": 2}]
+
+
+def test_a_big_number_in_a_table_is_no_heading(tmp_path, pdf_factory):
+    pages = [[*[(line, 10) for line in BODY], ("Region North 1,250", 10), ("42", 24), ("17.5 %", 18),
+              *[(line, 10) for line in BODY]]]
+    _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    assert not any(line.startswith("#") for line in markdown.splitlines())
+    assert "42" in markdown.splitlines()
+
+
+def test_a_larger_body_of_prose_makes_no_headings(tmp_path, pdf_factory):
+    pages = [[*[(line, 12) for line in BODY * 3], *[(line, 10) for line in BODY * 4]]]
+    _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
+    assert not any(line.startswith("#") for line in markdown.splitlines()), "an abstract set larger is prose"
+
+
+def test_a_size_that_made_no_heading_takes_no_level_and_a_sentence_is_no_heading():
+    from papersift.structure import font_headings
+
+    lines = ["1,250", "The Title", "A line of body text of its usual length here.", *BODY * 3,
+             "Reproduced with permission of the owner."]
+    heights = [28.0, 21.0, 11.7, *[11.7] * 9, 16.0]
+    found = font_headings([lines], [heights], [{}])
+    assert [(b.text, b.level) for b in found[0]] == [("The Title", 1)]
+
+
+def test_line_heights_are_read_past_characters_beyond_the_crop_box(pdf_factory):
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import RectangleObject
+
+    from papersift.pdf_engines import PdfHandle, normalise_text
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_factory.styled_pdf(
+        [[("Printer's proof, not part of the page", 8), ("A Report on Sizes", 18), (BODY[0], 10)]]))))
+    writer.pages[0].cropbox = RectangleObject((0, 0, 595, 750))  # the proof line lies above it
+    out = io.BytesIO()
+    writer.write(out)
+    with PdfHandle(out.getvalue(), ()) as handle:
+        text, _ = handle.text("pdfium", 1)
+        lines = normalise_text(text).split("\n")
+        heights = handle.line_heights(1, lines)
+    assert lines == ["A Report on Sizes", BODY[0]]
+    assert heights[0] > 1.6 * heights[1] > 0, "each line's own characters, though the proof line comes first"
+
+
+def test_a_size_set_once_below_the_title_is_no_heading_but_recurring_section_heads_are():
+    from papersift.structure import font_headings
+
+    first = ["The Title", "Ann Author and Bob Author", "Introduction", *BODY * 2]
+    second = ["Method", *BODY * 2, "SAMPLE"]
+    heights = [[21.0, 15.0, 16.4, *[11.7] * 6], [16.4, *[11.7] * 6, 30.0]]
+    found = font_headings([first, second], heights, [{}, {}])
+    assert [[(b.text, b.level) for b in page] for page in found] == [
+        [("The Title", 1), ("Introduction", 2)], [("Method", 2)]], "the stamp and the author line set once are none"
+
+
+def test_a_large_line_that_leads_into_no_body_text_is_no_heading():
+    from papersift.structure import font_headings
+
+    first = ["The Title", "Introduction", *BODY * 4, "Margin title", "177"]
+    second = ["Method", *BODY * 4, "Margin title", "178"]
+    heights = [[21.0, 16.4, *[11.7] * 12, 16.4, 16.4], [16.4, *[11.7] * 12, 16.4, 16.4]]
+    found = font_headings([first, second], heights, [{}, {}])
+    assert [[(b.text, b.level) for b in page] for page in found] == [
+        [("The Title", 1), ("Introduction", 2)], [("Method", 2)]], "a head before a page number in its size is none"

@@ -142,6 +142,9 @@ class PageContent:
     #: words the text layer joined over a line-end hyphen, as [before, after] (a PDF's pdfium
     #: text): document.md's paragraphs repair them on evidence, text.txt keeps them as read
     hyphen_breaks: list[list[str]] = field(default_factory=list)
+    #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
+    #: 0 where unknown): document.md's headings of a PDF without outline come from them
+    line_heights: list[float] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -180,13 +183,17 @@ class PageContent:
         out["form_fields"] = [asdict(f) for f in self.form_fields]
         del out["embedded"]  # bytes: written as the unit's OCR input, not into its JSON
         if self.blocks:
-            out["blocks"] = [asdict(block) for block in self.blocks]
+            out["blocks"] = [_block_dict(block) for block in self.blocks]
         else:  # a unit without structure reads as it did before blocks were known
             del out["blocks"]
         if self.hyphen_breaks:
             out["hyphen_breaks"] = [list(pair) for pair in self.hyphen_breaks]
         else:
             del out["hyphen_breaks"]
+        if self.line_heights:
+            out["line_heights"] = list(self.line_heights)
+        else:
+            del out["line_heights"]
         return out
 
     def set_apart(self) -> list[Block]:
@@ -201,3 +208,11 @@ class PageContent:
         data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
         data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
         return cls(**data)
+
+
+def _block_dict(block: Block) -> dict[str, Any]:
+    """A block's JSON, without a box where it has none (the page files read as before boxes were known)."""
+    out = asdict(block)
+    if out["bbox"] is None:
+        del out["bbox"]
+    return out

@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -134,6 +134,70 @@ def _page_text_and_layout(number: int, turn: int, page: Any, textpage: Any) -> t
 CROP_SLACK_CHARS = 3
 #: ... and the share of them that must lie beyond it before the box is asked whether it cuts a line
 HIDDEN_SHARE = 0.5
+
+
+_RAW_LINE = re.compile(r"[^\r\n\f]*")
+
+
+def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
+    """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
+    normalise_text leaves them) and one character of it, from its middle, asked of pdfium. The
+    text within the page box is pdfium's characters in their order, some left out (beyond the
+    box) and line breaks put in: a character's index is its place in ``raw`` plus a shift that
+    only grows; where the code pdfium has there is not the one ``raw`` holds, the shift is looked
+    for further on (two characters must agree), at most ``MAX_SHIFT_LOOK`` places; a line not
+    found gets 0. Mostly two calls a line, whatever its length."""
+    c = pdfium_c
+    out = [0.0] * len(lines)
+    count = c.FPDFText_CountChars(textpage)
+    glyph = c.FS_RECTF()
+    if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
+        raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
+    spans = _raw_lines(raw)
+    at = shift = 0
+    for index, line in enumerate(lines):
+        if not line or line.isspace():
+            continue
+        for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
+            start, text = spans[k]
+            if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
+                continue
+            at = k + 1
+            middle = start + (len(text) + len(text) - len(text.lstrip())) // 2
+            while raw[middle].isspace() or raw[middle] == "\x00":  # a character follows: the line is rstripped
+                middle += 1
+            code = ord(raw[middle])
+            if c.FPDFText_GetUnicode(textpage, middle + shift) != code:
+                following = ord(raw[middle + 1]) if middle + 1 < len(raw) else None
+                for moved in range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - middle)):
+                    if c.FPDFText_GetUnicode(textpage, middle + moved) == code and (
+                            following is None or c.FPDFText_GetUnicode(textpage, middle + moved + 1) == following):
+                        shift = moved
+                        break
+                else:
+                    break
+            if c.FPDFText_GetLooseCharBox(textpage, middle + shift, glyph):
+                out[index] = round(glyph.top - glyph.bottom, 1)
+            break
+    return out
+
+
+def _raw_lines(raw: str) -> list[tuple[int, str]]:
+    """(offset, text) of ``raw``'s lines as normalise_text splits them: pdfium's CR LF (split in
+    C), else at any line break."""
+    if "\r" not in raw.replace("\r\n", "") and "\n" not in raw.replace("\r\n", "") and "\f" not in raw:
+        out, offset = [], 0
+        for text in raw.split("\r\n"):
+            out.append((offset, text))
+            offset += len(text) + 2
+        return out
+    return [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
+
+
+#: places further on a character's index is looked for (the characters beyond the page box before it)
+MAX_SHIFT_LOOK = 2000
+#: raw lines looked through for a final line before it is given up (blank lines between them)
+MAX_LINE_SKIP = 8
 
 
 def _media_box(page: Any, box: Any) -> Any:
@@ -464,6 +528,7 @@ class PdfHandle:
         self._miner: _Pdfminer | None = None
         self._loaded: tuple[int, Any, Any] | None = None  # page number, pdfium page, text page
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
+        self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_heights)
         self._forms: FormReader | None = None
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
@@ -584,6 +649,12 @@ class PdfHandle:
             return entries
         return entries
 
+    @functools.cached_property
+    def has_outline(self) -> bool:
+        """The document has an outline (one pdfium call): its headings come from it, so its
+        lines' heights (``line_heights``) are not asked."""
+        return self.pdfium is not None and bool(pdfium_c.FPDFBookmark_GetFirstChild(self.pdfium.raw, None))
+
     @property
     def encrypted(self) -> bool:
         """The file is encrypted (opened with a password, perhaps the empty one): its bytes cannot
@@ -666,6 +737,7 @@ class PdfHandle:
     def _pdfium_text(self, number: int) -> tuple[str, LayoutProbe]:
         text, probe = self._on_text_page(number, lambda page, textpage: _page_text_and_layout(
             number, self._turn, page, textpage))
+        self._raw = (number, text)
         if not pdf_fonts.holds_raw_codes(text):
             return text, probe
         # glyph codes pdfium found no Unicode for: those of TeX's math fonts are formulas'
@@ -674,6 +746,16 @@ class PdfHandle:
             textpage, text, lambda font, handle, code: self._glyph_name(number, font, handle, code))
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
+
+    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
+        """Per line of ``lines`` (the page's final text, as pdfium read it), the height of one
+        character sampled from it: its loose box's height on the page (the font size with the
+        text matrix's scaling); 0 for a blank line or one that cannot be matched to pdfium's
+        characters. Empty when pdfium's text is not at hand."""
+        if self._raw is None or self._raw[0] != number:
+            return []
+        raw = self._raw[1]
+        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines))
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

@@ -57,13 +57,15 @@ class OutlineEntry:
 class Block:
     """A line of a page with a role in the document's structure: ``line`` is its index among the
     page's body lines (``PageContent.body_lines``), ``lines`` how many it spans (a heading may be
-    broken), ``level`` a heading's level."""
+    broken), ``level`` a heading's level, ``bbox`` its box on the page where the engine gave one
+    (fractions of the page: x0, y0, x1, y1 from the top left; OCR'd pages)."""
 
     role: str
     text: str
     line: int
     lines: int = 1
     level: int = 0
+    bbox: list[float] | None = None
 
 
 def _roman_value(token: str) -> int | None:
@@ -256,13 +258,146 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
     return None
 
 
+# -- headings from font sizes (a PDF without outline) ---------------------------------------------
+
+#: a heading's characters stand at least this much taller than the body's (its most common height)
+HEADING_SCALE = 1.15
+#: heights within this many points are one size
+SIZE_STEP = 0.5
+#: a line of a heading holds at most this many characters (a title, never a sentence of prose)
+MAX_HEADING_LINE_CHARS = 120
+#: ... at least this many letters, and letters are at least this share of its non-space characters
+#: (a figure of a table, a page number, a row of figures are no heading)
+MIN_HEADING_LETTERS, MIN_LETTER_SHARE = 3, 0.6
+#: a size is a heading size only when at most this share of its lines run long (a second body
+#: text, an abstract set larger, is prose) ...
+MAX_LONG_SHARE = 0.2
+#: ... and it is no more common than the body: its lines at most this share of the body's
+MAX_HEADING_SHARE = 0.25
+#: a heading size other than the title's makes at least this many headings (see font_headings)
+MIN_SECTION_RUNS = 2
+#: heading sizes kept, largest first (further sizes are too fine a distinction to trust)
+MAX_FONT_LEVELS = 4
+
+
+#: a line ending so goes on, or ends a sentence: a title does neither
+_NOT_TITLE_ENDS = (".", ",", ";", "-", "\u00ad", "\u2010")
+
+
+def _size(height: float) -> float:
+    return round(height / SIZE_STEP) * SIZE_STEP
+
+
+def _heading_like(line: str) -> bool:
+    """A short line of words: no figure alone, no row of figures, no sentence of prose."""
+    if len(line) > MAX_HEADING_LINE_CHARS:
+        return False
+    if line.endswith(_NOT_TITLE_ENDS):
+        return False
+    letters = sum(char.isalpha() for char in line)
+    filled = len(line) - line.count(" ")
+    return letters >= MIN_HEADING_LETTERS and letters >= MIN_LETTER_SHARE * filled
+
+
+def _leads_in(lines: Sequence[str], heights: Sequence[float], start: int, size: float, body: float,
+              sizes: Sequence[float]) -> bool:
+    """The first non-blank line from ``start`` is set in the body's size (or smaller), or in a
+    heading size below ``size``; true too where its size is unknown or the page ends."""
+    for index in range(start, len(lines)):
+        if lines[index].strip():
+            height = heights[index] if index < len(heights) else 0.0
+            after = _size(height)
+            return height <= 0 or after < HEADING_SCALE * body or (after in sizes and after < size)
+    return True
+
+
+def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
+                  taken: Sequence[dict[int, str]]) -> list[list[Block]]:
+    """Per page, the heading blocks its font sizes show: lines whose sampled characters stand
+    ``HEADING_SCALE`` taller than the document's body text (the height most of its characters
+    have), level by the rank of their size among the document's heading sizes (largest = 1).
+    A size counts only when its lines read as titles across the document (``MAX_LONG_SHARE``,
+    ``MAX_HEADING_SHARE``) and, but for the title's, recurs (``MIN_SECTION_RUNS``, on two
+    pages), a line only when it reads as one (``_heading_like``) and leads into body text or a
+    smaller heading (``_leads_in``); up to ``MAX_HEADING_LINES`` consecutive lines of one size
+    make one heading, more are no heading. Lines set apart (``taken``) are never headings.
+    ``heights``: per page, per line, the height of a character sampled from it
+    (``PageContent.line_heights``), 0 or none where unknown."""
+    found: list[list[Block]] = [[] for _ in pages]
+    weights: Counter[float] = Counter()
+    lines_of: Counter[float] = Counter()
+    long_of: Counter[float] = Counter()
+    for lines, page_heights in zip(pages, heights, strict=True):
+        for line, height in zip(lines, page_heights, strict=False):
+            if height > 0:
+                size, stripped = _size(height), line.strip()
+                weights[size] += len(stripped)
+                lines_of[size] += 1
+                long_of[size] += len(stripped) > MAX_HEADING_LINE_CHARS
+    if not weights:
+        return found
+    body = weights.most_common(1)[0][0]
+    sizes = sorted((size for size in lines_of if size >= HEADING_SCALE * body
+                    and long_of[size] <= MAX_LONG_SHARE * lines_of[size]
+                    and lines_of[size] <= MAX_HEADING_SHARE * lines_of[body]), reverse=True)[:MAX_FONT_LEVELS]
+    if not sizes:
+        return found
+    runs: list[tuple[int, list[int], float]] = []  # page, lines, size
+    for page_index, (lines, page_heights) in enumerate(zip(pages, heights, strict=True)):
+        run: list[int] = []
+        run_size = 0.0
+        for index in range(len(lines) + 1):
+            height = page_heights[index] if index < min(len(page_heights), len(lines)) else 0.0
+            size = _size(height) if height > 0 else 0.0
+            keep = size in sizes and index not in taken[page_index] and _heading_like(lines[index].strip())
+            if keep and size == run_size:
+                run.append(index)
+                continue
+            if run and len(run) <= MAX_HEADING_LINES:
+                runs.append((page_index, run, run_size))
+            run, run_size = ([index], size) if keep else ([], 0.0)
+    # the title: the largest size on the first page that has any
+    first = min((page_index for page_index, _, _ in runs), default=0)
+    title = max((size for page_index, _, size in runs if page_index == first), default=0.0)
+    # a section head leads into its section: the line after it is body text or a smaller head
+    # (an author's name before an affiliation, a margin title before a page number are none)
+    runs = [(page_index, run, size) for page_index, run, size in runs
+            if (size == title and page_index == first)
+            or _leads_in(pages[page_index], heights[page_index], run[-1] + 1, size, body, sizes)]
+    # ... and a size makes section heads only where it recurs as they do: twice, on two pages
+    # (or on a document's one page). A stamp, a logo's word set once in a size of its own is
+    # none. The level is the rank among the sizes left (a size whose lines were all figures or
+    # prose takes none).
+    pages_of: dict[float, set[int]] = defaultdict(set)
+    runs_of: Counter[float] = Counter()
+    for page_index, _, size in runs:
+        pages_of[size].add(page_index)
+        runs_of[size] += 1
+    runs = [run for run in runs if run[2] == title or (
+        runs_of[run[2]] >= MIN_SECTION_RUNS and (len(pages_of[run[2]]) >= 2 or len(pages) == 1))]
+    sizes_left = sorted({size for _, _, size in runs}, reverse=True)
+    level_of = {size: min(rank + 1, MAX_HEADING_LEVEL) for rank, size in enumerate(sizes_left)}
+    for page_index, run, size in runs:
+        text = " ".join(" ".join(pages[page_index][i].strip() for i in run).split())
+        if len(text) <= MAX_TITLE_CHARS:
+            found[page_index].append(Block(role=HEADING, text=text, line=run[0], lines=len(run), level=level_of[size]))
+    return found
+
+
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
-                breaks: Sequence[Sequence[Sequence[str]]] = ()) -> list[list[Block]]:
-    """Per page, its structure blocks in line order: running heads and page numbers, headings,
-    and the paragraphs and list items the other lines make; ``breaks``: per page, the words its
-    text layer joined over a line-end hyphen."""
+                breaks: Sequence[Sequence[Sequence[str]]] = (),
+                heights: Sequence[Sequence[float]] = ()) -> list[list[Block]]:
+    """Per page, its structure blocks in line order: running heads and page numbers, headings
+    (from the outline where there is one, else from ``heights``: per page, its lines' sampled
+    character heights), and the paragraphs and list items the other lines make; ``breaks``: per
+    page, the words its text layer joined over a line-end hyphen."""
     running = running_lines(pages)
-    headings = outline_headings(pages, outline, running) if outline else [[] for _ in pages]
+    if outline:
+        headings = outline_headings(pages, outline, running)
+    elif heights and any(heights):
+        headings = font_headings(pages, heights, running)
+    else:
+        headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
     lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]

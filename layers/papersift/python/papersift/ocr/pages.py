@@ -20,6 +20,7 @@ from PIL import Image
 from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
+from papersift.ocr.layout import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
 from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
 from papersift.quality import SOUND_READING, THIN_WORD_EVIDENCE, TextVerdict, assess_text, character_agreement
@@ -306,8 +307,11 @@ def _whole_page(task: OcrTask, readings: list[_Judged], attempts: list[EngineAtt
         language=verdict.language, attempts=all_attempts, errors=all_errors, tables=len(best.reading.tables),
         form_fields=len(fields), ocr=_details(best.reading, task, notes), fonts=list(base.fonts) if base else [],
     )
-    return PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
+    page = PageContent(number=task.number, text=text, report=report, tables=list(best.reading.tables),
                        label=layer.label if layer is not None else "", form_fields=fields)
+    if best.reading.boxes:
+        page.blocks = paragraph_blocks(best.reading, page.body_lines())
+    return page
 
 
 def _layer_stands(layer: PageContent, best: _Judged) -> bool:

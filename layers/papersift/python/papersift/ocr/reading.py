@@ -42,6 +42,12 @@ class OcrReading:
     #: what the engine decided on the way and why, for the page's report ("re-read with deu:
     #: confidence 0.91 against 0.78 with eng+por+spa", "OSD found too few characters")
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: per paragraph of ``text`` (runs of lines between blank lines), the box around its words as
+    #: fractions of the page (x0, y0, x1, y1 from the top left); empty when the engine gave none
+    boxes: tuple[tuple[float, float, float, float], ...] = field(default_factory=tuple)
+    #: per box, the role its paragraph has in the page's structure (papersift.structure's roles;
+    #: a heading as ``heading:LEVEL``); empty when every one is a paragraph (Tesseract)
+    roles: tuple[str, ...] = field(default_factory=tuple)
 
 
 def reading_to_dict(reading: OcrReading) -> dict[str, object]:
@@ -49,6 +55,8 @@ def reading_to_dict(reading: OcrReading) -> dict[str, object]:
     out = dict(vars(reading))
     out["tables"] = [dict(vars(table)) for table in reading.tables]
     out["notes"] = list(reading.notes)
+    out["boxes"] = [list(box) for box in reading.boxes]
+    out["roles"] = list(reading.roles)
     return out
 
 
@@ -56,6 +64,11 @@ def reading_from_dict(data: dict[str, object]) -> OcrReading:
     values = dict(data)
     tables = values.pop("tables", [])
     notes = values.pop("notes", [])
-    assert isinstance(tables, list) and isinstance(notes, list)
+    boxes = values.pop("boxes", [])
+    roles = values.pop("roles", [])
+    assert isinstance(tables, list) and isinstance(notes, list) and isinstance(boxes, list)
+    assert isinstance(roles, list)
     return OcrReading(**values, tables=tuple(Table(**table) for table in tables),  # type: ignore[arg-type]
-                      notes=tuple(str(note) for note in notes))
+                      notes=tuple(str(note) for note in notes),
+                      boxes=tuple((float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in boxes),
+                      roles=tuple(str(role) for role in roles))

@@ -153,6 +153,8 @@ LATIN_MODELS = {"en": "eng", "pt": "por", "es": "spa", "fr": "fra", "de": "deu",
 _TOO_FEW_CHARACTERS = "Too few characters"
 _MISSING_MODEL = re.compile(r"Failed loading language|Error opening data file|Could not initialize", re.IGNORECASE)
 # CJK ideographs, kana, and their punctuation and full-width forms: words of these are not spaced
+#: a box as fractions of a picture: x0, y0, x1, y1 from the top left
+Box = tuple[float, float, float, float]
 _UNSPACED = re.compile(r"[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
@@ -187,6 +189,9 @@ class _Read:
     text: str
     confidence: float | None
     words: int
+    #: per paragraph of ``text`` (runs of lines between blank lines), the box around its words as
+    #: fractions of the picture read (x0, y0, x1, y1 from the top left)
+    boxes: tuple[Box, ...] = ()
 
 
 @cache
@@ -224,8 +229,10 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         notes.append("light text on a dark background: inverted before reading")
     whole = gray
     box = pictures.ink_box(gray)
+    crop = (0.0, 0.0, 1.0, 1.0)
     if box is not None and (box[2] - box[0]) * (box[3] - box[1]) < CROP_BELOW * gray.width * gray.height:
         gray = gray.crop(box)  # a sparse page: layout analysis and OSD then see only the print
+        crop = (box[0] / whole.width, box[1] / whole.height, box[2] / whole.width, box[3] / whole.height)
     with tempfile.TemporaryDirectory(prefix=temp_prefix("ocr")) as workdir:
         files = _Files(Path(workdir))
         first = None
@@ -234,7 +241,8 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         if first is not None and first.sure:
             best = first.kept(f"read as it came with {first.read.language}: sure ({first.summary}), no orientation "
                               "detection needed", models, deadline, notes)
-            return _reading(best, whole, notes, started, orientation=Orientation(script="Latin"), skew=first.skew)
+            return _reading(best, whole, notes, started, orientation=Orientation(script="Latin"), skew=first.skew,
+                            crop=crop)
         if first is not None:
             notes.append(f"read as it came with {first.read.language}: unsure ({first.summary}): orientation and "
                          "script detected")
@@ -253,7 +261,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
             # line, for 2.2 s a page (docs/benchmarks.md section 4); a page in another configured
             # language is re-read in it alone by _latin_reread
             best = first.kept(f"upright, Latin: kept the reading with {first.read.language}", models, deadline, notes)
-            return _reading(best, whole, notes, started, orientation=orientation, skew=first.skew)
+            return _reading(best, whole, notes, started, orientation=orientation, skew=first.skew, crop=crop)
         path, skew, config = _prepared(pictures.turned(gray, orientation.rotate), files, notes)
         reads = [_recognise(path, candidates[0], config, deadline)]
         for language in candidates[1:]:
@@ -264,7 +272,7 @@ def read_image(image: Image.Image, languages: Sequence[str], *, timeout_seconds:
         best = _best(reads, notes)
         if best.language == configured:
             best = _latin_reread(best, path, configured, models, config, deadline, notes)
-    return _reading(best, whole, notes, started, orientation=orientation, skew=skew)
+    return _reading(best, whole, notes, started, orientation=orientation, skew=skew, crop=crop)
 
 
 def _read_in_tiles(image: Image.Image, languages: Sequence[str], *, timeout_seconds: float,
@@ -315,13 +323,14 @@ def _read_in_tiles(image: Image.Image, languages: Sequence[str], *, timeout_seco
 
 
 def _reading(best: _Read, whole: Image.Image, notes: list[str], started: float, *, orientation: Orientation,
-             skew: float) -> OcrReading:
+             skew: float, crop: Box) -> OcrReading:
     if not best.words:
         notes.append(f"no words found; ink covers {pictures.ink_share(whole):.1%} of the picture")
     return OcrReading(
         engine=TESSERACT, text=best.text, confidence=best.confidence, words=best.words,
         seconds=round(time.perf_counter() - started, 3), language=best.language, script=orientation.script,
         orientation=orientation.rotate, skew=skew, notes=tuple(notes),
+        boxes=tuple(on_page(b, orientation.rotate, crop) for b in best.boxes),
     )
 
 
@@ -601,12 +610,19 @@ def _recognise(path: Path, language: str, config: str, deadline: _Deadline) -> _
 
 def _parse_tsv(tsv: str, language: str) -> _Read:
     """Lines in reading order joined by newlines; paragraphs and blocks (columns) separated by an
-    empty line; mean confidence over the words Tesseract scored."""
+    empty line; mean confidence over the words Tesseract scored; each paragraph's box around its
+    words, as fractions of the picture (the TSV's level-1 row gives its size)."""
     lines: dict[tuple[int, int, int], list[str]] = {}
+    spans: dict[tuple[int, int], list[int]] = {}
+    size = (0, 0)
     confidences: list[float] = []
     for row in tsv.splitlines()[1:]:
         cells = row.split("\t", 11)
-        if len(cells) < 12 or cells[0] != "5":
+        if len(cells) < 12:
+            continue
+        if cells[0] == "1":
+            size = (int(cells[8]), int(cells[9]))
+        if cells[0] != "5":
             continue
         word = cells[11].strip()
         confidence = float(cells[10])
@@ -615,9 +631,18 @@ def _parse_tsv(tsv: str, language: str) -> _Read:
         key = (int(cells[2]), int(cells[3]), int(cells[4]))  # block, paragraph, line
         lines.setdefault(key, []).append(word)
         confidences.append(confidence)
+        left, top, width, height = int(cells[6]), int(cells[7]), int(cells[8]), int(cells[9])
+        span = spans.get(key[:2])
+        if span is None:
+            spans[key[:2]] = [left, top, left + width, top + height]
+        else:
+            span[:] = [min(span[0], left), min(span[1], top), max(span[2], left + width), max(span[3], top + height)]
     text = _layout(lines)
     mean = round(sum(confidences) / len(confidences) / 100.0, 4) if confidences else None
-    return _Read(language=language, text=text, confidence=mean, words=len(confidences))
+    boxes: tuple[Box, ...] = ()
+    if size[0] > 0 and size[1] > 0:
+        boxes = tuple((x0 / size[0], y0 / size[1], x1 / size[0], y1 / size[1]) for x0, y0, x1, y1 in spans.values())
+    return _Read(language=language, text=text, confidence=mean, words=len(confidences), boxes=boxes)
 
 
 def _layout(lines: dict[tuple[int, int, int], list[str]]) -> str:
@@ -629,6 +654,19 @@ def _layout(lines: dict[tuple[int, int, int], list[str]]) -> str:
         out.append(_join_words(words))
         previous = key[:2]
     return "\n".join(out)
+
+
+def on_page(box: Box, rotate: int, crop: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)) -> Box:
+    """A box on the picture read (turned ``rotate`` degrees clockwise from the page, cut to ``crop``,
+    fractions of the page) as fractions of the page. Deskewing and rescaling keep fractions (within
+    the skew's degree or two)."""
+    x0, y0, x1, y1 = box
+    for _ in range((rotate // 90) % 4):  # undo one clockwise quarter turn: (x, y) -> (y, 1 - x)
+        x0, y0, x1, y1 = y0, 1.0 - x1, y1, 1.0 - x0
+    left, top, right, bottom = crop
+    width, height = right - left, bottom - top
+    return (round(left + x0 * width, 4), round(top + y0 * height, 4),
+            round(left + x1 * width, 4), round(top + y1 * height, 4))
 
 
 def _join_words(words: list[str]) -> str:

@@ -54,6 +54,8 @@ from papersift.errors import (
     PapersiftError,
 )
 from papersift.ocr.reading import TEXTRACT, OcrReading
+from papersift.structure import FOOTER, HEADER, HEADING, PAGE_NUMBER, PARAGRAPH
+from papersift.structure import LINES as LINES_ROLE
 
 if TYPE_CHECKING:
     from mypy_boto3_textract.client import TextractClient
@@ -63,6 +65,16 @@ if TYPE_CHECKING:
 #: the Textract operations a page can be read with (OcrReading.api)
 DETECT_DOCUMENT_TEXT = "DetectDocumentText"
 ANALYZE_DOCUMENT = "AnalyzeDocument"
+#: a box as fractions of the page: x0, y0, x1, y1 from the top left
+Box = tuple[float, float, float, float]
+#: the structure role of each LAYOUT block's lines; a heading as ``heading:LEVEL``; a list, a
+#: table's or a figure's text, key-values: ``lines``, kept as they are
+LAYOUT_ROLES = {
+    "LAYOUT_TITLE": f"{HEADING}:1", "LAYOUT_SECTION_HEADER": f"{HEADING}:2", "LAYOUT_TEXT": PARAGRAPH,
+    "LAYOUT_LIST": LINES_ROLE, "LAYOUT_HEADER": HEADER, "LAYOUT_FOOTER": FOOTER,
+    "LAYOUT_PAGE_NUMBER": PAGE_NUMBER, "LAYOUT_TABLE": LINES_ROLE, "LAYOUT_FIGURE": LINES_ROLE,
+    "LAYOUT_KEY_VALUE": LINES_ROLE,
+}
 
 # Textract's fixed limits for synchronous operations ("Set Quotas in Amazon Textract",
 # docs.aws.amazon.com/textract/latest/dg/limits-document.html):
@@ -345,7 +357,7 @@ def reading_from_response(response: Mapping[str, Any], *, api: str, page: int = 
     """One page of a Textract response as an OcrReading. ``page`` picks the page of a multi-page
     (asynchronous) response; a synchronous response is one page."""
     parsed = _PageBlocks(response.get("Blocks", ()), page)
-    text, layout = parsed.text()
+    text, layout, boxes, roles = parsed.layout()
     confidences = [float(word.get("Confidence", 0.0)) / 100.0 for word in parsed.words]
     tables = parsed.tables()
     notes: list[str] = []
@@ -363,7 +375,20 @@ def reading_from_response(response: Mapping[str, Any], *, api: str, page: int = 
         api=api,
         tables=tuple(tables),
         notes=tuple(notes),
+        boxes=boxes,
+        roles=roles,
     )
+
+
+def _box(blocks: Iterable[Mapping[str, Any]]) -> Box:
+    """The box around the blocks' BoundingBoxes (fractions of the page: x0, y0, x1, y1)."""
+    found = [b.get("Geometry", {}).get("BoundingBox") for b in blocks]
+    boxes = [(float(g["Left"]), float(g["Top"]), float(g["Left"]) + float(g["Width"]),
+              float(g["Top"]) + float(g["Height"])) for g in found if g]
+    if not boxes:
+        return (0.0, 0.0, 1.0, 1.0)
+    return (round(min(b[0] for b in boxes), 4), round(min(b[1] for b in boxes), 4),
+            round(max(b[2] for b in boxes), 4), round(max(b[3] for b in boxes), 4))
 
 
 def _ids(block: Mapping[str, Any], kind: str = "CHILD") -> list[str]:
@@ -395,28 +420,36 @@ class _PageBlocks:
     def table_blocks(self) -> list[Mapping[str, Any]]:
         return self.of_type("TABLE")
 
-    def text(self) -> tuple[str, bool]:
-        """The page's lines in reading order and whether LAYOUT blocks gave it.
+    def layout(self) -> tuple[str, bool, tuple[Box, ...], tuple[str, ...]]:
+        """The page's lines in reading order, whether LAYOUT blocks gave it, and per block of lines
+        its box (fractions of the page) and role (``LAYOUT_ROLES``).
 
         LINE blocks come in the service's reading order (columns read down, not top to bottom
         across). When the response has LAYOUT blocks (AnalyzeDocument with LAYOUT), they are its
         paragraphs, headers, lists and tables in reading order: each becomes a block of lines,
-        blocks separated by an empty line; lines no layout block holds follow as a last block.
+        blocks separated by an empty line; lines no layout block holds follow as a last block
+        (role ``lines``). Without LAYOUT blocks the page is one block of lines with no box.
         """
         lines = self.of_type("LINE")
         layouts = self._top_layouts()
         if not layouts:
-            return "\n".join(str(line.get("Text", "")) for line in lines), False
+            return "\n".join(str(line.get("Text", "")) for line in lines), False, (), ()
         seen: set[str] = set()
         blocks: list[list[str]] = []
+        boxes: list[Box] = []
+        roles: list[str] = []
         for layout in layouts:
-            texts = [str(line.get("Text", "")) for line in self._layout_lines(layout, seen)]
-            if texts:
-                blocks.append(texts)
-        rest = [str(line.get("Text", "")) for line in lines if line.get("Id") not in seen]
+            held = self._layout_lines(layout, seen)
+            if held:
+                blocks.append([str(line.get("Text", "")) for line in held])
+                boxes.append(_box([layout, *held]))
+                roles.append(LAYOUT_ROLES.get(str(layout.get("BlockType")), LINES_ROLE))
+        rest = [line for line in lines if line.get("Id") not in seen]
         if rest:
-            blocks.append(rest)
-        return "\n\n".join("\n".join(block) for block in blocks), True
+            blocks.append([str(line.get("Text", "")) for line in rest])
+            boxes.append(_box(rest))
+            roles.append(LINES_ROLE)
+        return "\n\n".join("\n".join(block) for block in blocks), True, tuple(boxes), tuple(roles)
 
     def _top_layouts(self) -> list[Mapping[str, Any]]:
         """LAYOUT_* blocks not inside another one (a list's items are inside the list), in the
