@@ -1,5 +1,6 @@
 """What the per-page font summary (PageReport.font_summary, issue 17) costs: papersift's real PDF
-path in process (bench/pdf_throughput.papersift_pages, OCR off) over ../shared/bench-pdfs, with the
+path in process (count, then batches of page_batch_size, OCR off, as the workflow runs) over
+../shared/bench-pdfs, with the
 summary on and off (PdfHandle.font_uses answering nothing), rounds alternating, CPU time, best and
 median of ``--repeat`` rounds after one warm-up of each; and, robust to other processes' noise, the
 CPU time spent inside the summary itself (formats.pdf._font_summary, timed around each call) in the
@@ -11,16 +12,37 @@ rounds with it on, against those rounds' whole time.
 from __future__ import annotations
 
 import argparse
+import csv
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pdf_throughput import REPO, papersift_pages, read_bench_pdfs
+from common import REPO
 
+from papersift.content import PageContent
 from papersift.formats import pdf
 from papersift.pdf_engines import PdfHandle
+from papersift.settings import Settings
+
+SETTINGS = Settings(ocr_mode="off")
+
+
+def read_bench_pdfs(directory: Path) -> list[bytes]:
+    """The real native PDFs of ../shared/bench-pdfs, as MANIFEST.tsv lists them."""
+    with (directory / "MANIFEST.tsv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return [(directory / "files" / row["file"]).read_bytes() for row in rows]
+
+
+def papersift_pages(data: bytes) -> list[PageContent]:
+    """Every page, the way the workflow runs: count, then batches of page_batch_size."""
+    count = pdf.page_count(data, SETTINGS)
+    out: list[PageContent] = []
+    for first in range(1, count + 1, SETTINGS.page_batch_size):
+        out += pdf.extract_pages(data, SETTINGS, first, min(first + SETTINGS.page_batch_size - 1, count))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench-pdfs", type=Path, default=REPO.parent / "shared" / "bench-pdfs")
     args = parser.parse_args(argv)
     docs = read_bench_pdfs(args.bench_pdfs)
-    pages = sum(doc.pages for doc in docs)
+    pages = sum(pdf.page_count(data, SETTINGS) for data in docs)
     on = PdfHandle.font_uses
 
     def off(self: PdfHandle, number: int) -> list:  # type: ignore[type-arg]
