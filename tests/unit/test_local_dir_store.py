@@ -77,3 +77,27 @@ def _sized(real_stat: object, path: Path, size: int) -> object:
             return os.stat_result((*found[:6], size, *found[7:]))
         return found  # type: ignore[no-any-return]
     return stat
+
+
+def test_a_folder_removed_while_it_is_listed_is_skipped_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `papersift extract`'s progress line counts a running document's pages while its lane, done
+    # with it, removes its work files: a listing then sees what is left, it does not fail the run
+    store = LocalDirStore(tmp_path / "store")
+    for number in (1, 2):
+        store.put(f"work/d1/pages/{number:05d}.json", b"{}")
+    store.put("work/d1/pages/ocr/00001.json", b"{}")
+    store.put("work/d2/pages/00001.json", b"{}")
+    real_scandir = os.scandir
+
+    def removed_first(path: object) -> object:
+        if str(path).endswith(os.path.join("d1", "pages", "ocr")):
+            shutil.rmtree(str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", removed_first)
+    assert store.list_keys("work/d1/pages/") == ["work/d1/pages/00001.json", "work/d1/pages/00002.json"]
+    shutil.rmtree(tmp_path / "store" / "work" / "d1")
+    assert store.list_keys("work/d1/pages/") == []
+    assert store.list_keys("work/") == ["work/d2/pages/00001.json"]

@@ -254,11 +254,14 @@ class LocalDirStore:
         return self._read_meta(key)
 
     def list_keys(self, prefix: str) -> list[str]:
-        base = self.root
+        base = str(self.root) + os.sep
         # walk only the prefix's directory: a walk of the whole store per call made an
-        # archive of N members cost O(N^2) (2,000 members: tens of minutes)
-        start = base / prefix.rsplit("/", 1)[0] if "/" in prefix else base
-        keys = [p.relative_to(base).as_posix() for p in start.rglob("*") if p.is_file()]
+        # archive of N members cost O(N^2) (2,000 members: tens of minutes). os.walk, not rglob:
+        # a folder removed while it is walked (a lane done with its document while the progress
+        # line counts its pages) is skipped, where rglob raised FileNotFoundError
+        start = base + prefix.rsplit("/", 1)[0] if "/" in prefix else base
+        keys = [os.path.join(folder, name)[len(base):].replace(os.sep, "/")
+                for folder, _, names in os.walk(start) for name in names]
         return sorted(k for k in keys if k.startswith(prefix) and not k.startswith((self._META, self._PARTS)))
 
     def download_file(self, key: str, path: Path) -> dict[str, str]:
