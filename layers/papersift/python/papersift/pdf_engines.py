@@ -185,7 +185,8 @@ def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
     """(offset, text) of ``raw``'s lines as normalise_text splits them: pdfium's CR LF (split in
     C), else at any line break."""
-    if "\r" not in raw.replace("\r\n", "") and "\n" not in raw.replace("\r\n", "") and "\f" not in raw:
+    bare = raw.replace("\r\n", "")
+    if "\r" not in bare and "\n" not in bare and "\f" not in bare:
         out, offset = [], 0
         for text in raw.split("\r\n"):
             out.append((offset, text))

@@ -547,13 +547,15 @@ def join_lines(first: str, second: str, words: DocumentWords, known: Callable[[s
     return f"{first}{second}"  # numbers (``1990-2000``), names (``Poincaré-Modell``), compounds
 
 
-def _known(word: str) -> bool:
+def known_word(word: str) -> bool:
+    """Whether the word lists know ``word``: the dictionary evidence of hyphenation repair."""
     from papersift.lexicon import lexicon  # the word lists are mapped on first need only
 
     return lexicon().knows(word)
 
 
-def _joined(parts: Sequence[str], words: DocumentWords, known: Callable[[str], bool]) -> str:
+def join_paragraph_lines(parts: Sequence[str], words: DocumentWords, known: Callable[[str], bool]) -> str:
+    """A paragraph's (stripped) lines as one text, each line-end hyphen mended by ``join_lines``."""
     pieces = [parts[0]]
     for part in parts[1:]:
         if pieces[-1].endswith(_HYPHENS):
@@ -584,7 +586,7 @@ def _mend_layer_breaks(text: str, mended: dict[str, str]) -> str:
 
 
 def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: DocumentWords,
-               known: Callable[[str], bool] = _known, breaks: Sequence[Sequence[str]] = ()) -> list[Block]:
+               known: Callable[[str], bool] = known_word, breaks: Sequence[Sequence[str]] = ()) -> list[Block]:
     """The page's lines not ``taken`` (running heads, headings) as paragraph and list-item blocks:
     consecutive lines join until a blank or taken line, a list marker, a line that ends its
     paragraph (``ends_paragraph``), or a stub of a line (or one ending in a figure, a table's row)
@@ -593,16 +595,16 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     that every body line is in a block: a block export leaves none out). ``breaks``: the
     words the text layer joined over a hyphen (``hyphen_breaks``), mended the same way."""
     if typical < MIN_PROSE_CHARS:
-        return _line_runs(lines, taken)
+        return line_runs(lines, taken)
     out: list[Block] = []
     parts: list[str] = []
     stub = False
     mended = _mended_breaks(breaks, words, known) if breaks else {}
-    short, stub_length = SHORT_LINE * typical, STUB_LINE * typical
+    stub_length = STUB_LINE * typical
 
     def close() -> None:
         if parts:
-            text = _joined(parts, words, known)
+            text = join_paragraph_lines(parts, words, known)
             out[-1].text = _mend_layer_breaks(text, mended) if mended else text
             out[-1].lines = len(parts)
             parts.clear()
@@ -617,7 +619,7 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
             close()
             out.append(Block(role=LIST_ITEM if listed else PARAGRAPH, text="", line=index))
         parts.append(stripped)
-        if len(stripped) < short and stripped.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS:  # ends_paragraph
+        if ends_paragraph(stripped, typical):
             close()
         stub = (len(stripped) < stub_length and not stripped.endswith((",", *_HYPHENS))) \
             or stripped[-1].isdigit()
@@ -625,7 +627,7 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     return out
 
 
-def _line_runs(lines: Sequence[str], taken: set[int]) -> list[Block]:
+def line_runs(lines: Sequence[str], taken: set[int]) -> list[Block]:
     """The runs of consecutive non-blank lines not ``taken``, each a ``LINES`` block."""
     out: list[Block] = []
     for index, line in enumerate(lines):

@@ -7,41 +7,34 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from papersift.ocr.reading import OcrReading
-from papersift.structure import HEADING, LINES, PARAGRAPH, Block, DocumentWords, join_lines
+from papersift.structure import (
+    HEADING,
+    LINES,
+    PARAGRAPH,
+    Block,
+    DocumentWords,
+    join_paragraph_lines,
+    known_word,
+    line_runs,
+)
 
 
-def _known(word: str) -> bool:
-    from papersift.lexicon import lexicon  # the word lists are mapped on first need only
-
-    return lexicon().knows(word)
-
-
-def paragraph_blocks(reading: OcrReading, lines: Sequence[str], known: Callable[[str], bool] = _known) -> list[Block]:
+def paragraph_blocks(reading: OcrReading, lines: Sequence[str],
+                     known: Callable[[str], bool] = known_word) -> list[Block]:
     """The runs of non-blank ``lines`` (the page's body lines: the reading's text) as blocks
     boxed by ``reading.boxes``, one box a run, each of its role in ``reading.roles`` (a paragraph
-    where the engine names none; a ``lines`` block keeps its lines); none when the engine gave no boxes or they
-    do not match the runs one for one (the page's text is then not the reading's)."""
-    runs: list[tuple[int, int]] = []
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        if runs and sum(runs[-1]) == index:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((index, 1))
+    where the engine names none; a ``lines`` block keeps its lines); none when the engine gave no
+    boxes or they do not match the runs one for one (the page's text is then not the reading's)."""
+    runs = line_runs(lines, set())
     if not reading.boxes or len(runs) != len(reading.boxes):
         return []
     roles = reading.roles if len(reading.roles) == len(reading.boxes) else (PARAGRAPH,) * len(runs)
     words = DocumentWords([lines])
     out = []
-    for (start, count), box, role in zip(runs, reading.boxes, roles, strict=True):
+    for run, box, role in zip(runs, reading.boxes, roles, strict=True):
         role, _, level = role.partition(":")
-        if role == LINES:  # kept as they are, one a line (a list, a table's text)
-            text = "\n".join(line.strip() for line in lines[start:start + count])
-        else:
-            text = lines[start].strip()
-            for line in lines[start + 1:start + count]:
-                text = join_lines(text, line, words, known)
-        out.append(Block(role=role, text=text, line=start, lines=count,
+        # a lines block keeps its lines as they are, one a line (a list, a table's text)
+        text = run.text if role == LINES else join_paragraph_lines(run.text.split("\n"), words, known)
+        out.append(Block(role=role, text=text, line=run.line, lines=run.lines,
                          level=int(level) if role == HEADING and level.isdigit() else 0, bbox=list(box)))
     return out

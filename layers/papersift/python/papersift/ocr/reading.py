@@ -8,6 +8,8 @@ from papersift.content import Table
 
 TESSERACT = "tesseract"
 TEXTRACT = "textract"
+#: a box as fractions of a page or picture: x0, y0, x1, y1 from the top left
+Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class OcrReading:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: per paragraph of ``text`` (runs of lines between blank lines), the box around its words as
     #: fractions of the page (x0, y0, x1, y1 from the top left); empty when the engine gave none
-    boxes: tuple[tuple[float, float, float, float], ...] = field(default_factory=tuple)
+    boxes: tuple[Box, ...] = field(default_factory=tuple)
     #: per box, the role its paragraph has in the page's structure (papersift.structure's roles;
     #: a heading as ``heading:LEVEL``); empty when every one is a paragraph (Tesseract)
     roles: tuple[str, ...] = field(default_factory=tuple)

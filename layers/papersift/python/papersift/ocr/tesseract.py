@@ -43,7 +43,7 @@ from PIL import Image, ImageOps
 
 from papersift.errors import EngineError, LimitExceededError, OcrUnavailableError
 from papersift.ocr import pictures
-from papersift.ocr.reading import TESSERACT, OcrReading
+from papersift.ocr.reading import TESSERACT, Box, OcrReading
 from papersift.quality import detect_language
 from papersift.tempfolders import temp_prefix
 
@@ -153,8 +153,6 @@ LATIN_MODELS = {"en": "eng", "pt": "por", "es": "spa", "fr": "fra", "de": "deu",
 _TOO_FEW_CHARACTERS = "Too few characters"
 _MISSING_MODEL = re.compile(r"Failed loading language|Error opening data file|Could not initialize", re.IGNORECASE)
 # CJK ideographs, kana, and their punctuation and full-width forms: words of these are not spaced
-#: a box as fractions of a picture: x0, y0, x1, y1 from the top left
-Box = tuple[float, float, float, float]
 _UNSPACED = re.compile(r"[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
@@ -656,7 +654,7 @@ def _layout(lines: dict[tuple[int, int, int], list[str]]) -> str:
     return "\n".join(out)
 
 
-def on_page(box: Box, rotate: int, crop: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)) -> Box:
+def on_page(box: Box, rotate: int, crop: Box = (0.0, 0.0, 1.0, 1.0)) -> Box:
     """A box on the picture read (turned ``rotate`` degrees clockwise from the page, cut to ``crop``,
     fractions of the page) as fractions of the page. Deskewing and rescaling keep fractions (within
     the skew's degree or two)."""

@@ -53,7 +53,7 @@ from papersift.errors import (
     OcrUnavailableError,
     PapersiftError,
 )
-from papersift.ocr.reading import TEXTRACT, OcrReading
+from papersift.ocr.reading import TEXTRACT, Box, OcrReading
 from papersift.structure import FOOTER, HEADER, HEADING, PAGE_NUMBER, PARAGRAPH
 from papersift.structure import LINES as LINES_ROLE
 
@@ -65,8 +65,6 @@ if TYPE_CHECKING:
 #: the Textract operations a page can be read with (OcrReading.api)
 DETECT_DOCUMENT_TEXT = "DetectDocumentText"
 ANALYZE_DOCUMENT = "AnalyzeDocument"
-#: a box as fractions of the page: x0, y0, x1, y1 from the top left
-Box = tuple[float, float, float, float]
 #: the structure role of each LAYOUT block's lines; a heading as ``heading:LEVEL``; a list, a
 #: table's or a figure's text, key-values: ``lines``, kept as they are
 LAYOUT_ROLES = {
