@@ -16,7 +16,7 @@ from textract_replay import ReplayingTextract, input_bytes
 
 from papersift.layout import MARKDOWN_FILE, TEXT_FILE, page_file, results_prefix
 from papersift.ocr import tesseract
-from papersift.ocr.layout import paragraph_blocks
+from papersift.ocr.blocks import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, OcrReading
 from papersift.ocr.textract import ANALYZE_DOCUMENT, TextractReader, reading_from_response
 from papersift.pipeline import process_document

@@ -20,7 +20,7 @@ from PIL import Image
 from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
 from papersift.ocr import pictures
-from papersift.ocr.layout import paragraph_blocks
+from papersift.ocr.blocks import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
 from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
 from papersift.quality import SOUND_READING, THIN_WORD_EVIDENCE, TextVerdict, assess_text, character_agreement

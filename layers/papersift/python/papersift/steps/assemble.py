@@ -210,7 +210,7 @@ def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
 def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
     """Give each page its structure blocks (running heads, page numbers, outline headings),
     decided over the whole document; units whose Markdown is their own, and OCR'd pages whose
-    engine gave their layout (ocr/layout.py), are left alone."""
+    engine gave their layout (ocr/blocks.py), are left alone."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
     breaks = [page.hyphen_breaks for page in pages]
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
