@@ -137,12 +137,9 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
         font = c.FPDFTextObj_GetFont(obj)
         if not font:
             continue
-        size = c.FPDFFont_GetBaseFontName(font, None, 0)
-        buffer = ctypes.create_string_buffer(max(size, 1))
-        c.FPDFFont_GetBaseFontName(font, buffer, size)
         # pdfium keeps some fonts' subset tag (KXRNCQ+AokinMincho): dropped, as base_font_name
         # drops it from the dictionaries' names, so the two sides meet
-        name = _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
+        name = _base_name(font)
         # the text's length in UTF-16 bytes, NUL included: a character count without decoding it;
         # an object counts at least once, also where pdfium could not read its text
         chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 1)
@@ -176,20 +173,12 @@ def sampled_fonts_in_use(textpage: Any, samples: int) -> tuple[dict[str, UsedFon
         key = ctypes.cast(font, ctypes.c_void_p).value or 0
         if key not in seen:
             without_cmap, truetype = _truetype_program(font)
-            seen[key] = (_font_name(font), without_cmap, bool(c.FPDFFont_GetIsEmbedded(font)), truetype)
+            seen[key] = (_base_name(font), without_cmap, bool(c.FPDFFont_GetIsEmbedded(font)), truetype)
         name = seen[key][0]
         chars[name] = chars.get(name, 0) + 1
         unmapped += c.FPDFText_HasUnicodeMapError(textpage, index) == 1
     facts = {name: (without, embedded, truetype) for name, without, embedded, truetype in seen.values()}
     return {name: UsedFont(n, *facts[name]) for name, n in chars.items()}, unmapped
-
-
-def _font_name(font: Any) -> str:
-    c = pdfium_c
-    size = c.FPDFFont_GetBaseFontName(font, None, 0)
-    buffer = ctypes.create_string_buffer(max(size, 1))
-    c.FPDFFont_GetBaseFontName(font, buffer, size)
-    return _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
 
 
 def _truetype_program(font: Any) -> tuple[bool, bool]:
@@ -433,12 +422,17 @@ def _font_of(textpage: Any, index: int, fonts: dict[int, tuple[str, Any]]) -> tu
     return fonts[key]
 
 
-def _base_name(font: Any) -> str:
-    """pdfium's base font name of a font handle, subset tag stripped."""
+def _raw_base_name(font: Any) -> str:
+    """pdfium's base font name of a font handle, as it gives it (a subset tag kept where it has one)."""
     size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
     buffer = ctypes.create_string_buffer(max(size, 1))
     pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
-    return _SUBSET_TAG.sub("", buffer.value.decode("latin-1"))
+    return buffer.value.decode("latin-1")
+
+
+def _base_name(font: Any) -> str:
+    """pdfium's base font name of a font handle, subset tag stripped."""
+    return _SUBSET_TAG.sub("", _raw_base_name(font))
 
 
 #: an entry of a Type 1 program's own encoding: ``dup 18 /parenleftbigg put``
@@ -523,10 +517,7 @@ class ProgramFacts:
 def program_facts(font: Any) -> ProgramFacts:
     """The :class:`ProgramFacts` of a pdfium font handle (a few calls; no program is copied)."""
     c = pdfium_c
-    size = c.FPDFFont_GetBaseFontName(font, None, 0)
-    buffer = ctypes.create_string_buffer(max(size, 1))
-    c.FPDFFont_GetBaseFontName(font, buffer, size)
-    raw_name = buffer.value.decode("latin-1")
+    raw_name = _raw_base_name(font)
     name = _SUBSET_TAG.sub("", raw_name)
     embedded = bool(c.FPDFFont_GetIsEmbedded(font))
     program = ctypes.c_size_t()
