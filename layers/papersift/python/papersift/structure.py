@@ -6,6 +6,7 @@ document, never from one page; text.txt is never touched, only the Markdown and 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -429,6 +430,19 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
             typical = document_typical
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
+    return out
+
+
+def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:
+    """An OCR'd page's blocks (its engine's layout, with boxes), those that lines ``found`` set
+    apart (running heads, footers, page numbers: the document's evidence, which one page's layout
+    cannot give) cover whole taking their role; the boxes stay the engine's."""
+    roles = {block.line: block.role for block in found if block.role in SET_APART}
+    out = []
+    for block in boxed:
+        covered = [roles.get(index) for index in range(block.line, block.line + block.lines)]
+        role = covered[0] if covered and None not in covered else None
+        out.append(block if role is None else dataclasses.replace(block, role=role, level=0))
     return out
 
 
