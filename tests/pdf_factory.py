@@ -625,3 +625,41 @@ def lecture_notes_pdf(sections: Sequence[tuple[str, Sequence[str], int]], first_
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01\x02\x03\x04\x05",
+                                      body_lines: int = 40) -> bytes:
+    """A long page of sound Helvetica prose whose last line ends with ``word`` drawn by an embedded
+    subset TrueType font (reportlab's subsetter over Vera.ttf) with no ToUnicode and no /Encoding,
+    its glyphs numbered by ``codes``: codes below 0x20 have no Unicode anywhere in the file, and
+    every engine leaves the word out of the page's otherwise sound text."""
+    import reportlab
+    from reportlab.pdfbase.ttfonts import TTFontFile
+
+    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
+    slots = [0] * (max(codes) + 1)
+    for code, char in zip(codes, word, strict=True):
+        slots[code] = ord(char)
+    program = zlib.compress(font_file.makeSubset(slots))
+    first, last = min(codes), max(codes)
+    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
+    subset = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+              b"/FontDescriptor 7 0 R >>" % (first, last, widths))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags 32 /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 8 0 R >>")
+    words = _NOTES_WORDS
+    lines = [b"(" + " ".join(words[(i * 3 + k) % len(words)] for k in range(11)).encode("latin-1") + b") Tj T*"
+             for i in range(body_lines)]
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    content = zlib.compress(b"\n".join([b"BT /F1 11 Tf 72 780 Td 15 TL", *lines,
+                                        b"(Call the harbour office by ) Tj /F2 11 Tf (" + escaped + b") Tj ET"]))
+    return write_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        subset, descriptor,
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream",
+    ])

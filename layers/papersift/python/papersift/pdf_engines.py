@@ -943,6 +943,15 @@ class PdfHandle:
             return None
         return self._on_text_page(number, probe_pictures)
 
+    def unmapped_regions(self, number: int) -> tuple[tuple[float, float, float, float], ...]:
+        """Where the page draws glyphs pdfium found no Unicode for, outside math fonts (whose
+        codes :func:`pdf_fonts.read_math_glyphs` maps): see :func:`unmapped_glyph_regions`.
+        Asked only of a page whose text has such glyphs; none on a page whose glyphs are turned."""
+        if self.pdfium is None:
+            return ()
+        return self._on_text_page(number, lambda page, textpage: () if self._turn else unmapped_glyph_regions(
+            page, textpage, self._math_fonts))
+
     def cut_pages(self, numbers: list[int]) -> dict[int, bytes]:
         """Pages as one-page PDFs of their own, unencrypted, their images as in the original (no
         re-render): what OCR reads, and what Textract is sent. pdfium copies the page's objects,
@@ -1094,6 +1103,65 @@ def _rotated_box(box: tuple[float, float, float, float], quarter_turns: int) -> 
     for _ in range(quarter_turns % 4):
         x0, y0, x1, y1 = 1 - y1, x0, 1 - y0, x1
     return (round(x0, 4), round(y0, 4), round(x1, 4), round(y1, 4))
+
+
+#: glyphs without Unicode this close (points) on one line are one region; a region is padded so
+#: OCR sees the glyphs' whole word around them
+GLYPH_GAP, GLYPH_PAD = 12.0, 4.0
+#: regions kept a page at most (a page of a font with no map at all is the verdict's, not these)
+MAX_GLYPH_REGIONS = 8
+
+
+def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, bool]
+                           ) -> tuple[tuple[float, float, float, float], ...]:
+    """Boxes (fractions of the page as displayed, x0, y0, x1, y1 from the top left) around the runs
+    of glyphs pdfium found no Unicode for, drawn by fonts that are not math fonts: what the text
+    layer leaves out, for OCR to read; a glyph alone between spaces is a symbol (a form's checkbox),
+    no word, and is left alone. ``math_fonts`` caches, by font handle address, whether a
+    font is one of TeX's math fonts."""
+    c = pdfium_c
+    box = c.FS_RECTF()
+    if not c.FPDF_GetPageBoundingBox(raw_page, box):
+        return ()
+    width, height = max(box.right - box.left, 1.0), max(box.top - box.bottom, 1.0)
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    runs: list[list[float]] = []  # x0, y0, x1, y1 in page space
+    lone: list[bool] = []  # ... the run is one glyph between spaces (a checkbox, a bullet: no word)
+    address = ctypes.c_void_p.from_buffer
+    count = c.FPDFText_CountChars(textpage)
+
+    def spaced(index: int) -> bool:
+        return not 0 <= index < count or c.FPDFText_GetUnicode(textpage, index) <= 32
+
+    for index in range(count):
+        if c.FPDFText_HasUnicodeMapError(textpage, index) != 1:
+            continue
+        obj = c.FPDFText_GetTextObject(textpage, index)
+        font = c.FPDFTextObj_GetFont(obj) if obj else None
+        if font:
+            key = address(font).value or 0
+            if key not in math_fonts:
+                math_fonts[key] = pdf_fonts.is_math_font(pdf_fonts.program_facts(font).name)
+            if math_fonts[key]:
+                continue
+        if not c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
+            continue
+        glyph = [left.value, bottom.value, right.value, top.value]
+        last = runs[-1] if runs else None
+        if last is not None and glyph[0] - last[2] <= GLYPH_GAP and min(glyph[3], last[3]) > max(glyph[1], last[1]) - 1:
+            last[:] = [min(last[0], glyph[0]), min(last[1], glyph[1]), max(last[2], glyph[2]), max(last[3], glyph[3])]
+            lone[-1] = False
+        else:
+            runs.append(glyph)
+            lone.append(spaced(index - 1) and spaced(index + 1))
+    rotation = c.FPDFPage_GetRotation(raw_page)
+    regions = []
+    for x0, y0, x1, y1 in [run for run, alone in zip(runs, lone, strict=True) if not alone][:MAX_GLYPH_REGIONS]:
+        x0, y0, x1, y1 = x0 - GLYPH_PAD, y0 - GLYPH_PAD, x1 + GLYPH_PAD, y1 + GLYPH_PAD
+        fractions = (max((x0 - box.left) / width, 0.0), max((box.top - y1) / height, 0.0),
+                     min((x1 - box.left) / width, 1.0), min((box.top - y0) / height, 1.0))
+        regions.append(_rotated_box(fractions, rotation))
+    return tuple(regions)
 
 
 def _collect_pictures(parent: Any, is_form: bool, depth: int, page_box: tuple[float, float, float, float],
