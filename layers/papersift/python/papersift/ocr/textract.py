@@ -29,7 +29,7 @@ import math
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.config import Config
 from botocore.exceptions import (
@@ -335,7 +335,11 @@ class TextractReader:
         started = time.perf_counter()
         try:
             api = ledger.textract_api(tables, layout)
-            features = [name for name, wanted in (("TABLES", tables), ("LAYOUT", layout)) if wanted]
+            features: list[Literal["TABLES", "LAYOUT"]] = []
+            if tables:
+                features.append("TABLES")
+            if layout:
+                features.append("LAYOUT")
             if features:
                 response: Mapping[str, Any] = self._client.analyze_document(
                     Document={"Bytes": data}, FeatureTypes=features
