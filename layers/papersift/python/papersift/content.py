@@ -145,6 +145,10 @@ class PageContent:
     #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
     #: 0 where unknown): document.md's headings of a PDF without outline come from them
     line_heights: list[float] = field(default_factory=list)
+    #: per line of ``body_lines``, its box on the page as displayed (fractions: x0, y0, x1, y1 from
+    #: the top left; ``[]`` where unknown; a PDF's pdfium text): the work file's, for the blocks'
+    #: ``bbox`` (structure.box_blocks); the results' page files carry the boxes on their blocks
+    line_boxes: list[list[float]] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -194,6 +198,10 @@ class PageContent:
             out["line_heights"] = list(self.line_heights)
         else:
             del out["line_heights"]
+        if self.line_boxes:
+            out["line_boxes"] = [list(box) for box in self.line_boxes]
+        else:
+            del out["line_boxes"]
         return out
 
     def set_apart(self) -> list[Block]:

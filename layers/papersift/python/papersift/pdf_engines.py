@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -139,18 +139,26 @@ HIDDEN_SHARE = 0.5
 _RAW_LINE = re.compile(r"[^\r\n\f]*")
 
 
-def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
-    """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
-    normalise_text leaves them) and one character of it, from its middle, asked of pdfium. The
-    text within the page box is pdfium's characters in their order, some left out (beyond the
-    box) and line breaks put in: a character's index is its place in ``raw`` plus a shift that
-    only grows; where the code pdfium has there is not the one ``raw`` holds, the shift is looked
-    for further on (two characters must agree), at most ``MAX_SHIFT_LOOK`` places; a line not
-    found gets 0. Mostly two calls a line, whatever its length."""
+def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], turn: int,
+                   heights_wanted: bool) -> tuple[list[float], list[list[float]]]:
+    """``PdfHandle.line_geometry``: each line is found among ``raw``'s lines in order (as
+    normalise_text leaves them) and a character of it asked of pdfium: from its middle where the
+    heights are wanted, else its first. The text within the page box is pdfium's characters in
+    their order, some left out (beyond the box) and line breaks put in: a character's index is its
+    place in ``raw`` plus a shift that only grows; where the code pdfium has there is not the one
+    ``raw`` holds, the shift is looked for further on (two characters must agree), at most
+    ``MAX_SHIFT_LOOK`` places (on a page of turned glyphs, whose line breaks are ours, back too);
+    a line not found gets 0 and no box. The line's first and last characters are then taken at
+    that shift where pdfium holds them there (a line the box cuts into gets no box). A line's box
+    is the union of its ends' loose boxes (their advance and the font's height), in the page as
+    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length."""
     c = pdfium_c
-    out = [0.0] * len(lines)
+    heights = [0.0] * len(lines) if heights_wanted else []
+    boxes: list[list[float]] = [[]] * len(lines)  # one empty list for every line without a box, never changed
     count = c.FPDFText_CountChars(textpage)
     glyph = c.FS_RECTF()
+    get_unicode, loose_box = c.FPDFText_GetUnicode, c.FPDFText_GetLooseCharBox
+    displayed = _Frame(page).displayed
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
     spans = _raw_lines(raw)
@@ -163,23 +171,91 @@ def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
             if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
                 continue
             at = k + 1
-            middle = start + (len(text) + len(text) - len(text.lstrip())) // 2
-            while raw[middle].isspace() or raw[middle] == "\x00":  # a character follows: the line is rstripped
-                middle += 1
-            code = ord(raw[middle])
-            if c.FPDFText_GetUnicode(textpage, middle + shift) != code:
-                following = ord(raw[middle + 1]) if middle + 1 < len(raw) else None
-                for moved in range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - middle)):
-                    if c.FPDFText_GetUnicode(textpage, middle + moved) == code and (
-                            following is None or c.FPDFText_GetUnicode(textpage, middle + moved + 1) == following):
+            lead = len(text) - len(text.lstrip())
+            first, last = start + lead, start + len(text.rstrip()) - 1
+            while raw[first] == "\x00":
+                first += 1
+            while raw[last] == "\x00":
+                last -= 1
+            if heights_wanted:
+                anchor = start + (len(text) + lead) // 2
+                while raw[anchor].isspace() or raw[anchor] == "\x00":  # a character follows: the line is rstripped
+                    anchor += 1
+            else:
+                anchor = first
+            code = ord(raw[anchor])
+            if get_unicode(textpage, anchor + shift) != code:
+                following = ord(raw[anchor + 1]) if anchor + 1 < len(raw) else None
+                moves: Iterable[int] = range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - anchor))
+                if turn:
+                    moves = itertools.chain(moves, range(shift - 1, max(shift - MAX_SHIFT_LOOK, -anchor) - 1, -1))
+                else:  # pdfium's text ahead read at once (one call, not one a place), its likely shifts first
+                    moves = itertools.chain(_likely_shifts(textpage, anchor, shift, raw[anchor:anchor + 2], count),
+                                            moves)
+                for moved in moves:
+                    if get_unicode(textpage, anchor + moved) == code and (
+                            following is None or get_unicode(textpage, anchor + moved + 1) == following):
                         shift = moved
                         break
                 else:
                     break
-            if c.FPDFText_GetLooseCharBox(textpage, middle + shift, glyph):
-                out[index] = round(glyph.top - glyph.bottom, 1)
+            if heights_wanted and loose_box(textpage, anchor + shift, glyph):
+                heights[index] = round(glyph.top - glyph.bottom, 1)
+            if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
+                    or get_unicode(textpage, last + shift) != ord(raw[last]) \
+                    or not loose_box(textpage, first + shift, glyph):
+                break
+            left, bottom, right, top = glyph.left, glyph.bottom, glyph.right, glyph.top
+            if loose_box(textpage, last + shift, glyph):
+                boxes[index] = displayed(min(left, glyph.left), min(bottom, glyph.bottom),
+                                         max(right, glyph.right), max(top, glyph.top))
             break
-    return out
+    return heights, boxes
+
+
+def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: int) -> Iterator[int]:
+    """The shifts past ``shift`` at which pdfium's text (``FPDFText_GetText`` of the next
+    ``MAX_SHIFT_LOOK`` characters) reads ``wanted``: where that text holds a character per index,
+    as on most pages, the shift is one of them; the caller checks each against the characters."""
+    start = place + shift + 1
+    size = min(MAX_SHIFT_LOOK, count - start)
+    if size <= 0:
+        return
+    buffer = (ctypes.c_ushort * (size + 1))()
+    written = pdfium_c.FPDFText_GetText(textpage, start, size, buffer)
+    ahead = ctypes.string_at(buffer, 2 * max(written - 1, 0)).decode("utf-16-le", errors="replace")
+    found = ahead.find(wanted)
+    while found >= 0:
+        yield shift + 1 + found
+        found = ahead.find(wanted, found + 1)
+
+
+class _Frame:
+    """The frame a page's boxes are given in: its visible page box, turned as the page is
+    displayed (its /Rotate, clockwise), as fractions from the displayed page's top left."""
+
+    def __init__(self, page: Any) -> None:
+        c = pdfium_c
+        box = c.FS_RECTF()
+        if not c.FPDF_GetPageBoundingBox(page, box):
+            box = c.FS_RECTF(0.0, c.FPDF_GetPageHeightF(page), c.FPDF_GetPageWidthF(page), 0.0)
+        self.x0, self.y0, self.x1, self.y1 = box.left, box.bottom, box.right, box.top
+        self.across, self.down = 1 / max(self.x1 - self.x0, 1e-6), 1 / max(self.y1 - self.y0, 1e-6)
+        self.rotation = max(c.FPDFPage_GetRotation(page), 0) % 4
+
+    def displayed(self, left: float, bottom: float, right: float, top: float) -> list[float]:
+        """A box in the page's space (points) as x0, y0, x1, y1 of the page as displayed, rounded
+        to 1/10,000 and kept within the page."""
+        x0, y0, x1, y1, across, down = self.x0, self.y0, self.x1, self.y1, self.across, self.down
+        if self.rotation == 0:
+            box = ((left - x0) * across, (y1 - top) * down, (right - x0) * across, (y1 - bottom) * down)
+        elif self.rotation == 1:  # a quarter turn clockwise: the page's bottom edge is shown on the left
+            box = ((bottom - y0) * down, (left - x0) * across, (top - y0) * down, (right - x0) * across)
+        elif self.rotation == 2:
+            box = ((x1 - right) * across, (bottom - y0) * down, (x1 - left) * across, (top - y0) * down)
+        else:
+            box = ((y1 - top) * down, (x1 - right) * across, (y1 - bottom) * down, (x1 - left) * across)
+        return [round(value, 4) if 0.0 <= value <= 1.0 else (0.0 if value < 0.0 else 1.0) for value in box]
 
 
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
@@ -748,15 +824,23 @@ class PdfHandle:
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
 
-    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
-        """Per line of ``lines`` (the page's final text, as pdfium read it), the height of one
-        character sampled from it: its loose box's height on the page (the font size with the
-        text matrix's scaling); 0 for a blank line or one that cannot be matched to pdfium's
-        characters. Empty when pdfium's text is not at hand."""
+    def line_geometry(self, number: int, lines: Sequence[str], heights: bool = True
+                      ) -> tuple[list[float], list[list[float]]]:
+        """Per line of ``lines`` (the page's final text, as pdfium read it): the height of one
+        character sampled from its middle (its loose box's height on the page: the font size with
+        the text matrix's scaling; 0 for a blank line or one that cannot be matched to pdfium's
+        characters), only when ``heights``; and its box ``[x0, y0, x1, y1]`` as fractions of the
+        page as displayed, from its top left (``[]`` where unknown). Both empty when pdfium's
+        text is not at hand."""
         if self._raw is None or self._raw[0] != number:
-            return []
-        raw = self._raw[1]
-        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines))
+            return [], []
+        raw, turn = self._raw[1], self._turn
+        return self._on_text_page(number, lambda page, textpage: _line_geometry(page, textpage, raw, lines, turn,
+                                                                                heights))
+
+    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
+        """``line_geometry``'s heights alone."""
+        return self.line_geometry(number, lines)[0]
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

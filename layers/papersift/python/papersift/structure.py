@@ -60,8 +60,10 @@ class OutlineEntry:
 class Block:
     """A line of a page with a role in the document's structure: ``line`` is its index among the
     page's body lines (``PageContent.body_lines``), ``lines`` how many it spans (a heading may be
-    broken), ``level`` a heading's level, ``bbox`` its box on the page where the engine gave one
-    (fractions of the page: x0, y0, x1, y1 from the top left; OCR'd pages)."""
+    broken), ``level`` a heading's level, ``bbox`` its box on the page as displayed (fractions of
+    the page: x0, y0, x1, y1 from the top left) where the engine gave one: an OCR'd page's from its
+    layout, a PDF's text-layer page's from its lines' boxes (``box_blocks``); None elsewhere (DOCX,
+    ODT, HTML, ... have no geometry)."""
 
     role: str
     text: str
@@ -431,6 +433,19 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
     return out
+
+
+def box_blocks(blocks: Sequence[Block], boxes: Sequence[Sequence[float]]) -> None:
+    """Give each block the union of its lines' boxes (``boxes``: per body line, x0, y0, x1, y1,
+    empty where unknown); a block none of whose lines has a box keeps none."""
+    for block in blocks:
+        x0 = y0 = math.inf
+        x1 = y1 = -math.inf
+        for box in boxes[block.line:block.line + block.lines]:
+            if box:
+                x0, y0, x1, y1 = min(x0, box[0]), min(y0, box[1]), max(x1, box[2]), max(y1, box[3])
+        if x0 != math.inf:
+            block.bbox = [x0, y0, x1, y1]
 
 
 def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:

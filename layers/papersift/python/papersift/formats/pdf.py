@@ -219,11 +219,13 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
-    if best is not None and text and best.engine == "pdfium" and not handle.has_outline:
+    if best is not None and text and best.engine == "pdfium":
         # a document with an outline takes its headings from it: its lines' heights go unasked
-        heights = handle.line_heights(number, page.body_lines())
+        heights, boxes = handle.line_geometry(number, page.body_lines(), heights=not handle.has_outline)
         if any(heights):
             page.line_heights = heights
+        if any(boxes):
+            page.line_boxes = boxes
     glyph_regions: tuple[tuple[float, float, float, float], ...] = ()
     if work.page_unmapped and status in (PageStatus.CLEAN, PageStatus.RECOVERED) and best is not None \
             and best.engine == "pdfium":

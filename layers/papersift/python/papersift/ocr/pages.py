@@ -427,7 +427,9 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
             reason=f"the unit holds no text but {len(regions)} picture(s), and OCR could not read them with "
                    f"confidence", signals=[*(s for s in report.signals if s != "empty"), "hybrid"],
             ocr=_details(doubtful[0], task, notes))
-        return replace(layer, text=text, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
+        # OCR's text in place of the layer's: the layer's hyphen breaks and line geometry go with it
+        return replace(layer, text=text, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[],
+                       hyphen_breaks=[], line_heights=[], line_boxes=[])
     if not texts:
         notes.append(f"no text read with confidence in {len(regions)} {what}")
         details = _details(used[0], task, notes) if used else None

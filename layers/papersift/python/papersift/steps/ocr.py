@@ -235,10 +235,11 @@ def _within_sides(picture: RenderedPage, original: Original) -> bool:
     return max(picture_size(original.data)) <= textract.MAX_IMAGE_SIDE
 
 
-def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrEngines:
+def default_engines(textract_client: Any | None, *, page_seconds: float, layout: bool = False) -> OcrEngines:
     """Tesseract when its binary is installed here, Textract through ``textract_client`` when one
     is given (the handler creates it; a local run has none, and does not import botocore for it:
-    0.16 s of every `papersift extract`)."""
+    0.16 s of every `papersift extract`), asked for its LAYOUT where ``layout``
+    (Settings.textract_layout)."""
     from papersift.ocr import tesseract
 
     local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
@@ -250,6 +251,6 @@ def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrE
     reader = textract.TextractReader(textract_client)
 
     def read_with_textract(picture: RenderedPage, original: Original | None, tables: bool) -> OcrReading:
-        return reader.read(_textract_document(picture, original), tables=tables)
+        return reader.read(_textract_document(picture, original), tables=tables, layout=layout)
 
     return OcrEngines(tesseract=local, textract=read_with_textract)
