@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from papersift.report import PageReport
-from papersift.structure import SET_APART, Block, markdown_body
+from papersift.structure import SET_APART, Block, OutlineEntry, markdown_body
 
 
 def _cell(value: object) -> str:
@@ -145,6 +145,9 @@ class PageContent:
     #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
     #: 0 where unknown): document.md's headings of a PDF without outline come from them
     line_heights: list[float] = field(default_factory=list)
+    #: a tagged PDF's page: the heading elements of its structure tree (title, level, page) in
+    #: tree order (pdf_tags): document.md's headings when the document's tags hold up
+    tag_headings: list[OutlineEntry] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -194,6 +197,10 @@ class PageContent:
             out["line_heights"] = list(self.line_heights)
         else:
             del out["line_heights"]
+        if self.tag_headings:
+            out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
+        else:
+            del out["tag_headings"]
         return out
 
     def set_apart(self) -> list[Block]:
@@ -207,6 +214,7 @@ class PageContent:
         data["tables"] = [Table(**t) for t in data.get("tables", [])]
         data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
         data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
+        data["tag_headings"] = [OutlineEntry(**e) for e in data.get("tag_headings", [])]
         return cls(**data)
 
 

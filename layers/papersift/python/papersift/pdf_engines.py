@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from papersift import pdf_fonts
+from papersift import pdf_fonts, pdf_tags
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.pdf_fonts import DictionaryFacts, FontEvidence, FontUse, MathGlyphs, ProgramFacts
@@ -655,6 +655,22 @@ class PdfHandle:
         """The document has an outline (one pdfium call): its headings come from it, so its
         lines' heights (``line_heights``) are not asked."""
         return self.pdfium is not None and bool(pdfium_c.FPDFBookmark_GetFirstChild(self.pdfium.raw, None))
+
+    @functools.cached_property
+    def tagged(self) -> bool:
+        """The catalog marks the document as tagged (pdf_tags.is_tagged): its pages' structure
+        trees are read for their headings (``tag_headings``)."""
+        return self.pdfium is not None and pdf_tags.is_tagged(self.pdfium.raw)
+
+    def tag_headings(self, number: int) -> list[OutlineEntry]:
+        """The heading elements of page ``number``'s structure tree (pdf_tags.page_headings);
+        none when the document is not tagged or its tree is damaged (tags are a courtesy)."""
+        if not self.tagged:
+            return []
+        try:
+            return self._on_text_page(number, lambda page, textpage: pdf_tags.page_headings(page, textpage, number))
+        except Exception:
+            return []
 
     @property
     def encrypted(self) -> bool:

@@ -258,6 +258,56 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
     return None
 
 
+# -- headings from a tagged PDF's structure tree ---------------------------------------------------
+
+#: a tagged heading whose text ends a sentence and runs past this many words is prose tagged as a
+#: heading (an authoring tool's mistake, or a user's): no heading
+MAX_TAG_SENTENCE_WORDS = 12
+#: the tags hold up when at least this share of their headings (those that read as titles) are
+#: found among their pages' lines ...
+MIN_TAG_FOUND_SHARE = 0.5
+#: ... and the headings make at most this share of the document's body lines (a tool that tags
+#: every line a heading says nothing)
+MAX_TAG_LINE_SHARE = 0.5
+
+
+def _tagged_prose(title: str) -> bool:
+    return title.rstrip(_CLOSERS)[-1:] in ".!?" and len(title.split()) > MAX_TAG_SENTENCE_WORDS
+
+
+def tag_headings(pages: Sequence[Sequence[str]], tagged: Sequence[Sequence[OutlineEntry]],
+                 taken: Sequence[dict[int, str]]) -> list[list[Block]] | None:
+    """Per page, its tagged headings (``tagged``: per page, the heading elements of its structure
+    tree, pdf_tags.page_headings) found among its lines as heading blocks at the tags' levels:
+    one to ``MAX_HEADING_LINES`` lines that read as the element's text, as an outline title is
+    found (``_find_title``), on the element's own page. Lines set apart are never headings, nor a
+    tagged paragraph of prose (``_tagged_prose``). None when the tags do not hold up over the
+    document (``MIN_TAG_FOUND_SHARE``, ``MAX_TAG_LINE_SHARE``): their headings are then left to
+    the outline or the font sizes."""
+    found: list[list[Block]] = [[] for _ in pages]
+    used: list[set[int]] = [set(t) for t in taken]
+    wanted = 0
+    for page_index, entries in enumerate(tagged[: len(pages)]):
+        for entry in entries:
+            title = _heading_key(entry.title)
+            if not title or _tagged_prose(entry.title):
+                continue
+            wanted += 1
+            block = _find_title(pages[page_index], title, used[page_index])
+            if block is not None:
+                block.level = min(max(entry.level, 1), MAX_HEADING_LEVEL)
+                used[page_index].update(range(block.line, block.line + block.lines))
+                found[page_index].append(block)
+    matched = sum(len(blocks) for blocks in found)
+    if not matched or matched < MIN_TAG_FOUND_SHARE * wanted:
+        return None
+    body = sum(1 for lines, apart in zip(pages, taken, strict=True)
+               for index, line in enumerate(lines) if index not in apart and line.strip())
+    if sum(block.lines for blocks in found for block in blocks) > MAX_TAG_LINE_SHARE * body:
+        return None
+    return found
+
+
 # -- headings from font sizes (a PDF without outline) ---------------------------------------------
 
 #: a heading's characters stand at least this much taller than the body's (its most common height)
@@ -386,17 +436,20 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
 
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 breaks: Sequence[Sequence[Sequence[str]]] = (),
-                heights: Sequence[Sequence[float]] = ()) -> list[list[Block]]:
+                heights: Sequence[Sequence[float]] = (),
+                tagged: Sequence[Sequence[OutlineEntry]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
-    (from the outline where there is one, else from ``heights``: per page, its lines' sampled
-    character heights), and the paragraphs and list items the other lines make; ``breaks``: per
-    page, the words its text layer joined over a line-end hyphen."""
+    (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
+    ``tag_headings``; else from the outline where there is one; else from ``heights``: per page,
+    its lines' sampled character heights), and the paragraphs and list items the other lines
+    make; ``breaks``: per page, the words its text layer joined over a line-end hyphen."""
     running = running_lines(pages)
-    if outline:
+    headings = tag_headings(pages, tagged, running) if any(tagged) else None
+    if headings is None and outline:
         headings = outline_headings(pages, outline, running)
-    elif heights and any(heights):
+    elif headings is None and heights and any(heights):
         headings = font_headings(pages, heights, running)
-    else:
+    if headings is None:
         headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
