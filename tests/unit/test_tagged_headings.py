@@ -77,3 +77,23 @@ def test_a_paragraph_of_prose_tagged_as_a_heading_is_none():
     tagged = [[OutlineEntry(title="Road safety", level=2, page=1), OutlineEntry(title=sentence, level=2, page=1)]]
     found = tag_headings(lines, tagged, [{}])
     assert found is not None and [(b.text, b.level) for b in found[0]] == [("Road safety", 2)]
+
+
+def test_the_outline_adds_the_titles_a_tagged_pdf_left_untagged():
+    lines = [["1. Context", *BODY, "1.1. Why a revision", *BODY], ["2. Method", *BODY]]
+    tagged = [[OutlineEntry(title="1. Context", level=1, page=1)], [OutlineEntry(title="2. Method", level=1, page=2)]]
+    outline = [OutlineEntry(title="1. Context", level=1, page=1), OutlineEntry(title="1.1. Why a revision", level=2,
+                                                                               page=1),
+               OutlineEntry(title="2. Method", level=1, page=2)]
+    blocks = page_blocks(lines, outline, tagged=tagged)
+    assert [[(b.text, b.level) for b in page if b.role == "heading"] for page in blocks] == [
+        [("1. Context", 1), ("1.1. Why a revision", 2)], [("2. Method", 1)]], "each once, in line order"
+
+
+def test_a_paragraph_of_prose_the_outline_lists_is_no_heading():
+    from papersift.structure import outline_headings
+
+    sentence = "The municipality must do more to reduce speed on the road, near schools and parks."
+    outline = [OutlineEntry(title="Road safety", level=1, page=1), OutlineEntry(title=sentence, level=1, page=1)]
+    found = outline_headings([["Road safety", sentence, *BODY]], outline, [{}])
+    assert [b.text for b in found[0]] == ["Road safety"]

@@ -233,16 +233,26 @@ def _reads_as(joined: str, title: str) -> bool:
     return bool(rest) and rest == _after_label(joined)
 
 
+#: a title (an outline's, a tag's) that ends a sentence and runs past this many words is a
+#: paragraph of prose an authoring tool made a heading of (a paragraph styled as one): no heading
+MAX_TITLE_SENTENCE_WORDS = 12
+
+
+def _prose(title: str) -> bool:
+    return title.rstrip(_CLOSERS)[-1:] in ".!?" and len(title.split()) > MAX_TITLE_SENTENCE_WORDS
+
+
 def outline_headings(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                      taken: Sequence[dict[int, str]]) -> list[list[Block]]:
     """Per page, the outline titles found among its lines as heading blocks: on the page the entry
     points at, else the next one; one to ``MAX_HEADING_LINES`` lines that read as the title (case,
-    spacing and quote styles aside). Lines already set apart as running heads are never headings."""
+    spacing and quote styles aside). Lines already set apart as running heads are never headings,
+    nor a paragraph of prose the outline lists (``_prose``)."""
     found: list[list[Block]] = [[] for _ in pages]
     used: list[set[int]] = [set(t) for t in taken]
     for entry in outline:
         title = _heading_key(entry.title)
-        if not title or entry.page < 1:
+        if not title or entry.page < 1 or _prose(entry.title):
             continue
         for page_index in (entry.page - 1, entry.page):
             if page_index >= len(pages):
@@ -276,9 +286,6 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
 
 # -- headings from a tagged PDF's structure tree ---------------------------------------------------
 
-#: a tagged heading whose text ends a sentence and runs past this many words is prose tagged as a
-#: heading (an authoring tool's mistake, or a user's): no heading
-MAX_TAG_SENTENCE_WORDS = 12
 #: the tags hold up when at least this share of their headings (those that read as titles) are
 #: found among their pages' lines ...
 MIN_TAG_FOUND_SHARE = 0.5
@@ -287,17 +294,13 @@ MIN_TAG_FOUND_SHARE = 0.5
 MAX_TAG_LINE_SHARE = 0.5
 
 
-def _tagged_prose(title: str) -> bool:
-    return title.rstrip(_CLOSERS)[-1:] in ".!?" and len(title.split()) > MAX_TAG_SENTENCE_WORDS
-
-
 def tag_headings(pages: Sequence[Sequence[str]], tagged: Sequence[Sequence[OutlineEntry]],
                  taken: Sequence[dict[int, str]]) -> list[list[Block]] | None:
     """Per page, its tagged headings (``tagged``: per page, the heading elements of its structure
     tree, pdf_tags.page_headings) found among its lines as heading blocks at the tags' levels:
     one to ``MAX_HEADING_LINES`` lines that read as the element's text, as an outline title is
     found (``_find_title``), on the element's own page. Lines set apart are never headings, nor a
-    tagged paragraph of prose (``_tagged_prose``). None when the tags do not hold up over the
+    tagged paragraph of prose (``_prose``). None when the tags do not hold up over the
     document (``MIN_TAG_FOUND_SHARE``, ``MAX_TAG_LINE_SHARE``): their headings are then left to
     the outline or the font sizes."""
     found: list[list[Block]] = [[] for _ in pages]
@@ -306,7 +309,7 @@ def tag_headings(pages: Sequence[Sequence[str]], tagged: Sequence[Sequence[Outli
     for page_index, entries in enumerate(tagged[: len(pages)]):
         for entry in entries:
             title = _heading_key(entry.title)
-            if not title or _tagged_prose(entry.title):
+            if not title or _prose(entry.title):
                 continue
             wanted += 1
             block = _find_title(pages[page_index], title, used[page_index])
@@ -456,12 +459,20 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 tagged: Sequence[Sequence[OutlineEntry]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
     (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
-    ``tag_headings``; else from the outline where there is one; else from ``heights``: per page,
-    its lines' sampled character heights), and the paragraphs and list items the other lines
-    make; ``breaks``: per page, the words its text layer joined over a line-end hyphen."""
+    ``tag_headings``, with the outline's titles they leave out; else from the outline where there
+    is one; else from ``heights``: per page, its lines' sampled character heights), and the
+    paragraphs and list items the other lines make; ``breaks``: per page, the words its text
+    layer joined over a line-end hyphen."""
     running = running_lines(pages)
     headings = tag_headings(pages, tagged, running) if any(tagged) else None
-    if headings is None and outline:
+    if headings is not None and outline:
+        # the outline adds the titles the tags left untagged (a numbered heading a word processor
+        # tagged as a list or a paragraph), on the lines the tags left
+        tagged_lines = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
+                        for apart, blocks in zip(running, headings, strict=True)]
+        for blocks, more in zip(headings, outline_headings(pages, outline, tagged_lines), strict=True):
+            blocks.extend(more)
+    elif headings is None and outline:
         headings = outline_headings(pages, outline, running)
     elif headings is None and heights and any(heights):
         headings = font_headings(pages, heights, running)
