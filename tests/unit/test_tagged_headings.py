@@ -97,3 +97,34 @@ def test_a_paragraph_of_prose_the_outline_lists_is_no_heading():
     outline = [OutlineEntry(title="Road safety", level=1, page=1), OutlineEntry(title=sentence, level=1, page=1)]
     found = outline_headings([["Road safety", sentence, *BODY]], outline, [{}])
     assert [b.text for b in found[0]] == ["Road safety"]
+
+
+def test_a_batch_whose_first_trees_hold_no_heading_reads_no_more_of_them(pdf_factory):
+    from papersift.pdf_tags import PROBE_PAGES
+
+    pages = [PROSE] * PROBE_PAGES + [[("H1", "A late heading"), *PROSE]]
+    with PdfHandle(pdf_factory.tagged_pdf(pages), ()) as handle:
+        for number in range(1, PROBE_PAGES + 1):
+            assert handle.tag_headings(number) == []
+        assert handle.tag_headings(PROBE_PAGES + 1) == [], "a tagged table's cells cost ~2 ms a page to build"
+    with PdfHandle(pdf_factory.tagged_pdf(pages[-1:] + pages), ()) as handle:
+        assert [e.title for n in range(1, PROBE_PAGES + 3) for e in handle.tag_headings(n)] == [
+            "A late heading", "A late heading"], "a batch that found headings reads on"
+
+
+def test_a_tagged_pdf_with_an_outline_takes_its_headings_from_the_outline_without_reading_its_tags(pdf_factory):
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    from papersift.formats import pdf
+    from papersift.settings import Settings
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(_report(pdf_factory))))
+    writer.add_outline_item(title="Introduction", page_number=0)
+    out = io.BytesIO()
+    writer.write(out)
+    pages = pdf.extract_pages(out.getvalue(), Settings(ocr_mode="off"), 1, 2)
+    assert [page.tag_headings for page in pages] == [[], []]
+    plain = pdf.extract_pages(_report(pdf_factory), Settings(ocr_mode="off"), 1, 2)
+    assert [e.title for e in plain[1].tag_headings] == ["Method"]

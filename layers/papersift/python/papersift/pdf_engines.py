@@ -531,6 +531,7 @@ class PdfHandle:
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
         self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_heights)
         self._forms: FormReader | None = None
+        self._tag_probe = (0, 0)  # structure trees read in this batch, heading elements they held
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
         self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
@@ -664,13 +665,17 @@ class PdfHandle:
 
     def tag_headings(self, number: int) -> list[OutlineEntry]:
         """The heading elements of page ``number``'s structure tree (pdf_tags.page_headings);
-        none when the document is not tagged or its tree is damaged (tags are a courtesy)."""
-        if not self.tagged:
+        none when the document is not tagged or its tree is damaged (tags are a courtesy), and
+        none once the batch's first ``pdf_tags.PROBE_PAGES`` trees held no heading element: a
+        tagged table or form has none, and its trees cost pdfium ~2 ms a page to build."""
+        if not self.tagged or (self._tag_probe[1] == 0 and self._tag_probe[0] >= pdf_tags.PROBE_PAGES):
             return []
         try:
-            return self._on_text_page(number, lambda page, textpage: pdf_tags.page_headings(page, textpage, number))
+            found = self._on_text_page(number, lambda page, textpage: pdf_tags.page_headings(page, textpage, number))
         except Exception:
-            return []
+            found = []
+        self._tag_probe = (self._tag_probe[0] + 1, self._tag_probe[1] + len(found))
+        return found
 
     @property
     def encrypted(self) -> bool:

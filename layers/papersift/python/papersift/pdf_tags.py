@@ -7,7 +7,10 @@ reach in the parent tree (with their ancestors), custom types mapped through the
 An element's text is its ``/ActualText`` where it has one, else the text of the page objects
 its marked-content IDs (MCIDs) mark. Which of these headings document.md shows, and whether the
 tags are worth trusting at all, is decided over the whole document (structure.tag_headings).
-Cost: a fraction of a millisecond a page of a few hundred elements; nothing on an untagged PDF."""
+Cost: pdfium builds a page's elements as it reads them, 0.3 ms a page of a report of a few dozen
+(js__chelsea_pdta), 2 ms a page of a spreadsheet's thousands of cells (a batch's first
+``PROBE_PAGES`` trees without a heading stop the reading); nothing on an untagged PDF, nor on a
+tagged one with an outline (formats/pdf.py: the outline gives its headings)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ MAX_PAGE_ELEMENTS = 5000
 MAX_PAGE_OBJECTS = 20000
 #: heading elements of a page read at most
 MAX_PAGE_HEADINGS = 200
+#: a batch whose first this many pages' trees hold no heading element reads no more of them (a
+#: tagged spreadsheet, a form: thousands of cells, no heading, ~2 ms a page for pdfium to build)
+PROBE_PAGES = 5
 #: the heading types and their level (plain ``H``: 0, its level from the sections around it)
 HEADING_TYPES = {"H": 0, **{f"H{n}": n for n in range(1, MAX_HEADING_LEVEL + 1)}}
 #: the types that make a section a plain ``H`` heads (its level: how many enclose it)

@@ -219,10 +219,12 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
-    if best is not None and text and best.engine == "pdfium" and handle.tagged:
-        page.tag_headings = handle.tag_headings(number)
     if best is not None and text and best.engine == "pdfium" and not handle.has_outline:
-        # a document with an outline takes its headings from it: its lines' heights go unasked
+        # a document with an outline takes its headings from it (a tagged one's too: the tool
+        # that tagged its headings made the outline of them): its tags and its lines' heights
+        # go unasked
+        if handle.tagged:
+            page.tag_headings = handle.tag_headings(number)
         heights = handle.line_heights(number, page.body_lines())
         if any(heights):
             page.line_heights = heights
