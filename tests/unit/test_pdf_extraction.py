@@ -229,9 +229,9 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     assert page.report.attempts and page.report.signals
     # a unit's embedded pictures (bytes) are its OCR input, never in its JSON; a unit without
     # structure blocks, hyphen breaks or line heights is written as before there were any
-    page.line_heights = []
+    page.line_heights, page.bold_lines = [], []
     expected = {name: value for name, value in dataclasses.asdict(page).items()
-                if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights", "tag_headings")}
+                if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights", "tag_headings", "bold_lines")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
     # a block without a box (a text-layer block) is written without one
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))

@@ -145,6 +145,8 @@ class PageContent:
     #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
     #: 0 where unknown): document.md's headings of a PDF without outline come from them
     line_heights: list[float] = field(default_factory=list)
+    #: ... and the indices of the lines whose sampled character is set in a bold font
+    bold_lines: list[int] = field(default_factory=list)
     #: a tagged PDF's page: the heading elements of its structure tree (title, level, page) in
     #: tree order (pdf_tags): document.md's headings when the document's tags hold up
     tag_headings: list[OutlineEntry] = field(default_factory=list)
@@ -197,6 +199,10 @@ class PageContent:
             out["line_heights"] = list(self.line_heights)
         else:
             del out["line_heights"]
+        if self.bold_lines:
+            out["bold_lines"] = list(self.bold_lines)
+        else:
+            del out["bold_lines"]
         if self.tag_headings:
             out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
         else:

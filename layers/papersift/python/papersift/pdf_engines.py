@@ -139,16 +139,19 @@ HIDDEN_SHARE = 0.5
 _RAW_LINE = re.compile(r"[^\r\n\f]*")
 
 
-def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
+def _line_heights(textpage: Any, raw: str, lines: Sequence[str], bold: list[bool] | None = None) -> list[float]:
     """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
     normalise_text leaves them) and one character of it, from its middle, asked of pdfium. The
     text within the page box is pdfium's characters in their order, some left out (beyond the
     box) and line breaks put in: a character's index is its place in ``raw`` plus a shift that
     only grows; where the code pdfium has there is not the one ``raw`` holds, the shift is looked
     for further on (two characters must agree), at most ``MAX_SHIFT_LOOK`` places; a line not
-    found gets 0. Mostly two calls a line, whatever its length."""
+    found gets 0. Mostly two calls a line, whatever its length. ``bold``: a list as long as
+    ``lines``, each line whose sampled character is set in a bold font marked True (``_bold_char``:
+    one to two calls more)."""
     c = pdfium_c
     out = [0.0] * len(lines)
+    name = ctypes.create_string_buffer(128)
     count = c.FPDFText_CountChars(textpage)
     glyph = c.FS_RECTF()
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
@@ -178,8 +181,32 @@ def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
                     break
             if c.FPDFText_GetLooseCharBox(textpage, middle + shift, glyph):
                 out[index] = round(glyph.top - glyph.bottom, 1)
+                if bold is not None and _bold_char(textpage, middle + shift, name):
+                    bold[index] = True
             break
     return out
+
+
+#: a font name that says its weight is bold (``Helvetica-Bold``, ``Arial,BoldItalic``,
+#: ``MinionPro-Semibold``, ``Futura-Heavy``, ``Gotham-Black``), and TeX's bold faces (CMBX10)
+_BOLD_NAME = re.compile(r"(?i)bold|black|heavy|demi|semibd|^cmbx|^ecbx|^lmroman\d+-bold")
+#: a font's weight (pdfium's from its descriptor) at or above this is bold
+BOLD_WEIGHT = 600
+#: ForceBold in a font descriptor's flags
+_FORCE_BOLD = 1 << 18
+
+
+def _bold_char(textpage: Any, index: int, name: Any) -> bool:
+    """Whether pdfium's character ``index`` is set in a bold font: its weight (``BOLD_WEIGHT``),
+    its descriptor's ForceBold flag or its name (``_BOLD_NAME``). ``name``: a buffer for it."""
+    c = pdfium_c
+    if c.FPDFText_GetFontWeight(textpage, index) >= BOLD_WEIGHT:
+        return True
+    flags = ctypes.c_int()
+    size = c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
+    if flags.value & _FORCE_BOLD:
+        return True
+    return size > 0 and _BOLD_NAME.search(name.raw[: min(size, len(name)) - 1].decode("latin-1")) is not None
 
 
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
@@ -769,15 +796,15 @@ class PdfHandle:
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
 
-    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
+    def line_heights(self, number: int, lines: Sequence[str], bold: list[bool] | None = None) -> list[float]:
         """Per line of ``lines`` (the page's final text, as pdfium read it), the height of one
         character sampled from it: its loose box's height on the page (the font size with the
         text matrix's scaling); 0 for a blank line or one that cannot be matched to pdfium's
-        characters. Empty when pdfium's text is not at hand."""
+        characters. Empty when pdfium's text is not at hand. ``bold``: see ``_line_heights``."""
         if self._raw is None or self._raw[0] != number:
             return []
         raw = self._raw[1]
-        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines))
+        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines, bold))
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

@@ -453,14 +453,179 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     return found
 
 
+# -- headings from bold type and section numbers (a PDF without outline) ---------------------------
+
+#: a section number opening a line, then a capital: ``2.3.1``/``2.3.``/``2`` (arabic), ``IV.``
+#: (roman), ``B.`` (letter), ``Chapter 4``/``Section 5`` (word)
+_SECTION_NUMBER = re.compile(
+    r"(?:(?P<arabic>\d{1,2}(?:\.\d{1,2}){0,4})\.?|(?P<roman>[IVXL]{1,5})\.|(?P<letter>[A-Z])\."
+    r"|(?P<word>(?i:chapter|section|part|appendix|chapitre|kapitel|abschnitt|cap[ií]tulo|capitolo|sección)"
+    r"\s+(?:\d{1,3}|[IVXL]{1,5})[.:]?))\s+(?=[^\W\d_])")
+#: a caption is no heading (``Table 2: ...``, ``Fig. 3``)
+_CAPTION = re.compile(r"(?i)^(?:table|tableau|tabelle|tabla|tabela|figure|fig\.|figura|abbildung|abb\.|chart|graph)"
+                      r"\s*[\dIVX]")
+#: a sentence ends inside the line (``Qualified loan. This is``): a run-in head and its prose
+_INNER_SENTENCE = re.compile(r"[^\W\d_]{2}[.!?]\s+[^\W\d_]")
+#: a line ending so goes on into the next (a heading broken over two lines)
+_GOES_ON = re.compile(r"(?i)(?:&|\b(?:and|or|of|for|the|to|in|on|with|a|an|und|oder|der|die|das|von|für|et|ou|de|des"
+                      r"|du|la|le|les|y|e|o|del|el|los|las))$")
+#: a bold or numbered heading is no longer than this
+MAX_BOLD_HEADING_CHARS = 80
+#: bold is no evidence where more than this share of the document's lines are bold
+MAX_BOLD_SHARE = 0.3
+#: headings in a row at most (a title, a section's and its first subsection's)
+MAX_HEADINGS_IN_A_ROW = 3
+
+
+def _numbering(line: str, bold: bool) -> tuple[str, int] | None:
+    """The kind of section number the line opens with and its depth (``2.3.1``: arabic, 3), when
+    it counts: any kind on a bold line; on a plain one only a nested arabic number (``2.3``) or a
+    word (``Chapter 4``), a list's ``1.``/``a.``/``I.`` being no section. ``("", 1)``: a bold line
+    without a number. None: no evidence."""
+    found = _SECTION_NUMBER.match(line)
+    if found is None or not line[found.end()].isupper():
+        return ("", 1) if bold else None
+    if found.group("arabic"):
+        depth = found.group("arabic").count(".") + 1
+        return ("arabic", depth) if bold or depth > 1 else None
+    kind = next(name for name in ("roman", "letter", "word") if found.group(name))
+    return (kind, 1) if bold or kind == "word" else None
+
+
+def _reads_as_prose(line: str) -> bool:
+    """Mostly letters (a row of a table's figures is none)."""
+    letters = sum(char.isalpha() for char in line)
+    return letters >= MIN_LETTER_SHARE * (len(line) - line.count(" "))
+
+
+def _body_size(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]]) -> float:
+    """The size most of the document's characters have (0: none known)."""
+    weights: Counter[float] = Counter()
+    for lines, page_heights in zip(pages, heights, strict=False):
+        for line, height in zip(lines, page_heights, strict=False):
+            if height > 0:
+                weights[_size(height)] += len(line.strip())
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
+                  bold: Sequence[Sequence[int]], taken: Sequence[dict[int, str]],
+                  below: int = 0) -> list[list[Block]]:
+    """Per page, the heading blocks its bold type and section numbers show (a PDF without outline,
+    beside ``font_headings``): a line not ``taken`` that reads as a title (``_heading_like``, at
+    most ``MAX_BOLD_HEADING_CHARS``, no caption, no sentence inside it), set in the body's size or
+    larger, bold (``bold``: per page, the indices of its bold lines) or opening with a nested
+    section number (``_numbering``), standing alone: the line before it ends its paragraph (or is
+    set apart, or is a heading) and the line after it is body text (plain type, the body's
+    size, a full line not going on in lower case), or a heading that is, ``MAX_HEADINGS_IN_A_ROW``
+    at most. Only on pages of prose, bold only where it is rare (``MAX_BOLD_SHARE``), and a bold
+    line without a number only once in the document (twice: a label, ``TIP``).
+    Levels below ``below`` (the font sizes' headings): by the kind of number, in the order the
+    document first uses them, an arabic number's depth nesting (``2.3`` under ``2``); a bold
+    line without a number at the first level."""
+    found: list[list[Block]] = [[] for _ in pages]
+    body = _body_size(pages, heights)
+    filled = sum(1 for lines in pages for line in lines if line.strip())
+    bold_count = sum(len(page) for page in bold)
+    if not body or not filled:
+        return found
+    if bold_count > MAX_BOLD_SHARE * filled:
+        bold = [() for _ in pages]
+    picked: list[tuple[int, int, int, tuple[str, int]]] = []  # page, first line, last line, numbering
+    for page_index, (lines, page_heights, page_bold) in enumerate(zip(pages, heights, bold, strict=False)):
+        lengths = [len(line.strip()) for line in lines if line.strip()]
+        typical = _typical_length(lengths)
+        if typical < MIN_PROSE_CHARS:
+            continue
+        bolds = set(page_bold)
+        apart = taken[page_index]
+        size_of = [(_size(page_heights[i]) if i < len(page_heights) and page_heights[i] > 0 else 0.0)
+                   for i in range(len(lines))]
+        candidates: dict[int, tuple[str, int]] = {}
+        for index, line in enumerate(lines):
+            stripped = line.strip()
+            if index in apart or not stripped or len(stripped) > MAX_BOLD_HEADING_CHARS or size_of[index] < body:
+                continue
+            if not _heading_like(stripped) or stripped.endswith(":") or _CAPTION.match(stripped) \
+                    or _INNER_SENTENCE.search(stripped):
+                continue
+            numbering = _numbering(stripped, index in bolds)
+            if numbering is not None:
+                candidates[index] = numbering
+        filled_lines = [i for i, line in enumerate(lines) if line.strip()]
+        position_of = {index: position for position, index in enumerate(filled_lines)}
+        # a heading broken over two lines: a candidate ending in a word that goes on (``Functions
+        # &``, ``Retriever and``) and the plain bold line after it; one that goes on into
+        # anything else is none
+        runs: dict[int, int] = {}  # first line -> last line
+        second: set[int] = set()
+        for position, index in enumerate(filled_lines):
+            if index not in candidates or index in second:
+                continue
+            last = index
+            if _GOES_ON.search(lines[index].strip()):
+                nxt = filled_lines[position + 1] if position + 1 < len(filled_lines) else -1
+                if candidates.get(nxt) != ("", 1) or nxt not in bolds or size_of[nxt] != size_of[index]:
+                    continue
+                last = nxt
+                second.add(nxt)
+            runs[index] = last
+        accepted: dict[int, int] = {}  # first line -> headings in a row from it
+        for first in sorted(runs, reverse=True):
+            at = position_of[runs[first]] + 1
+            after = filled_lines[at] if at < len(filled_lines) else None
+            if after is None or after in apart:
+                continue  # the page's last line, or one before a running head or a larger heading
+            if after in accepted:
+                if accepted[after] >= MAX_HEADINGS_IN_A_ROW:
+                    continue
+                row = accepted[after] + 1
+            else:
+                following = lines[after].strip()
+                if after in bolds or size_of[after] != body or len(following) < MIN_PROSE_CHARS \
+                        or following[0].islower() or not _reads_as_prose(following):
+                    continue
+                row = 1
+            before = filled_lines[position_of[first] - 1] if position_of[first] else None
+            if before is not None and before not in apart and before not in candidates:
+                previous = lines[before].strip()
+                if before in bolds or not (ends_paragraph(previous, typical) or len(previous) < SHORT_LINE * typical):
+                    continue
+            accepted[first] = row
+        picked.extend((page_index, first, runs[first], candidates[first]) for first in sorted(accepted))
+    # a bold line without a number that the document sets more than once is a label (``TIP``,
+    # ``Note``), no section's own title
+    plain = Counter(_heading_key(pages[page_index][first]) for page_index, first, _, numbering in picked
+                    if not numbering[0])
+    picked = [(page_index, first, last, numbering) for page_index, first, last, numbering in picked
+              if numbering[0] or plain[_heading_key(pages[page_index][first])] == 1]
+    # levels: kinds of number in the order the document first uses them, deeper arabic after shallower
+    order: list[tuple[str, int]] = []
+    for _, _, _, numbering in picked:
+        if numbering[0] and numbering not in order:
+            order.append(numbering)
+    first_of: dict[str, int] = {}
+    for position, (kind, _) in enumerate(order):
+        first_of.setdefault(kind, position)
+    order.sort(key=lambda key: (first_of[key[0]], key[1]))
+    rank = {key: position + 1 for position, key in enumerate(order)}
+    for page_index, first, last, numbering in picked:
+        level = min(below + rank.get(numbering, 1), MAX_HEADING_LEVEL)
+        text = " ".join(" ".join(pages[page_index][first:last + 1]).split())
+        found[page_index].append(Block(role=HEADING, text=text, line=first, lines=last - first + 1, level=level))
+    return found
+
+
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 breaks: Sequence[Sequence[Sequence[str]]] = (),
                 heights: Sequence[Sequence[float]] = (),
-                tagged: Sequence[Sequence[OutlineEntry]] = ()) -> list[list[Block]]:
+                tagged: Sequence[Sequence[OutlineEntry]] = (),
+                bold: Sequence[Sequence[int]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
     (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
     ``tag_headings``, with the outline's titles they leave out; else from the outline where there
-    is one; else from ``heights``: per page, its lines' sampled character heights), and the
+    is one; else from ``heights``: per page, its lines' sampled character heights, and ``bold``:
+    per page, the indices of its bold lines, see ``bold_headings``), and the
     paragraphs and list items the other lines make; ``breaks``: per page, the words its text
     layer joined over a line-end hyphen."""
     running = running_lines(pages)
@@ -476,6 +641,12 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
         headings = outline_headings(pages, outline, running)
     elif headings is None and heights and any(heights):
         headings = font_headings(pages, heights, running)
+        sized = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
+                 for apart, blocks in zip(running, headings, strict=True)]
+        below = max((b.level for blocks in headings for b in blocks), default=0)
+        for blocks, more in zip(headings, bold_headings(pages, heights, bold or [() for _ in pages], sized, below),
+                                strict=True):
+            blocks.extend(more)
     if headings is None:
         headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]

@@ -225,9 +225,12 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
         # go unasked
         if handle.tagged:
             page.tag_headings = handle.tag_headings(number)
-        heights = handle.line_heights(number, page.body_lines())
+        lines = page.body_lines()
+        bold = [False] * len(lines)
+        heights = handle.line_heights(number, lines, bold)
         if any(heights):
             page.line_heights = heights
+            page.bold_lines = [index for index, marked in enumerate(bold) if marked]
     if settings.ocr_mode != OCR_OFF:
         _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
     return page

@@ -216,7 +216,8 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
     breaks = [page.hyphen_breaks for page in pages]
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
     tagged = [page.tag_headings if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged), strict=True):
+    bold = [page.bold_lines if page.markdown is None else [] for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold), strict=True):
         if any(block.bbox is not None for block in page.blocks):
             # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
             page.blocks = structure.set_apart_boxed(page.blocks, blocks)
