@@ -36,16 +36,16 @@ def text_pdf(pages: Sequence[str | Sequence[str]]) -> bytes:
     return buffer.getvalue()
 
 
-def styled_pdf(pages: Sequence[Sequence[tuple[str, float]]], font: str = "Helvetica") -> bytes:
-    """One page per item; an item is a list of (line, font size), drawn top-down with a line's
-    spacing 1.4 times its size."""
+def styled_pdf(pages: Sequence[Sequence[tuple[str, float] | tuple[str, float, str]]], font: str = "Helvetica") -> bytes:
+    """One page per item; an item is a list of (line, font size) or (line, font size, font name),
+    drawn top-down with a line's spacing 1.4 times its size."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4)
     for page in pages:
         y = A4[1] - 72
-        for line, size in page:
+        for line, size, *named in page:
             y -= 1.4 * size
-            pdf.setFont(font, size)
+            pdf.setFont(named[0] if named else font, size)
             pdf.drawString(72, y, line)
         pdf.showPage()
     pdf.save()

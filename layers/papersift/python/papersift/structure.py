@@ -515,8 +515,8 @@ def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     beside ``font_headings``): a line not ``taken`` that reads as a title (``_heading_like``, at
     most ``MAX_BOLD_HEADING_CHARS``, no caption, no sentence inside it), set in the body's size or
     larger, bold (``bold``: per page, the indices of its bold lines) or opening with a nested
-    section number (``_numbering``), standing alone: the line before it ends its paragraph (or is
-    set apart, or is a heading) and the line after it is body text (plain type, the body's
+    section number (``_numbering``), standing alone: the line before it ends a sentence or falls
+    short (or is set apart, or is a heading) and the line after it is body text (plain type, the body's
     size, a full line not going on in lower case), or a heading that is, ``MAX_HEADINGS_IN_A_ROW``
     at most. Only on pages of prose, bold only where it is rare (``MAX_BOLD_SHARE``), and a bold
     line without a number only once in the document (twice: a label, ``TIP``).
@@ -589,7 +589,8 @@ def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
             before = filled_lines[position_of[first] - 1] if position_of[first] else None
             if before is not None and before not in apart and before not in candidates:
                 previous = lines[before].strip()
-                if before in bolds or not (ends_paragraph(previous, typical) or len(previous) < SHORT_LINE * typical):
+                if before in bolds or not (previous.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS
+                                           or len(previous) < SHORT_LINE * typical):
                     continue
             accepted[first] = row
         picked.extend((page_index, first, runs[first], candidates[first]) for first in sorted(accepted))
