@@ -24,7 +24,7 @@ def test_bold_lines_that_stand_alone_before_body_text_become_headings_nested_by_
     assert [line for line in markdown.splitlines() if line.startswith("#")] == [
         "# 1 Introduction", "# 2 Method", "## 2.1 Sampling", "## 2.2 Analysis", "# Acknowledgements"]
     assert not any(line.startswith("#") for line in text.splitlines()), "text.txt as read"
-    assert [b for b in page_files[1]["blocks"] if b["role"] == "heading"][0] == {
+    assert next(b for b in page_files[1]["blocks"] if b["role"] == "heading") == {
         "role": "heading", "text": "2.2 Analysis", "line": 0, "lines": 1, "level": 2}
     assert page_files[0]["bold_lines"] == [0, 4, 5]
 
@@ -33,7 +33,8 @@ def test_bold_below_the_font_sizes_headings_takes_the_next_levels(tmp_path, pdf_
     body = [(line, 10) for line in BODY]
     pages = [[("A Report on Type", 18), *body, ("1 Introduction", 10, BOLD), *body * 2]]
     _, markdown, _ = _results(tmp_path, pdf_factory.styled_pdf(pages))
-    assert [line for line in markdown.splitlines() if line.startswith("#")] == ["# A Report on Type", "## 1 Introduction"]
+    assert [line for line in markdown.splitlines() if line.startswith("#")] == [
+        "# A Report on Type", "## 1 Introduction"]
 
 
 def test_a_bold_label_set_twice_a_caption_and_a_table_header_are_no_headings():
@@ -43,7 +44,8 @@ def test_a_bold_label_set_twice_a_caption_and_a_table_header_are_no_headings():
 
 
 def test_a_bold_line_inside_a_paragraph_or_before_a_lower_case_line_is_no_heading():
-    lines = [BODY[0], "An important result that", BODY[1], *BODY, "Important", "set in bold for emphasis only, goes on here"]
+    lines = [BODY[0], "An important result that", BODY[1], *BODY, "Important",
+             "set in bold for emphasis only, goes on here"]
     assert _found([lines], [[1, 6]]) == []
 
 

@@ -533,25 +533,28 @@ def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
         bold = [() for _ in pages]
     picked: list[tuple[int, int, int, tuple[str, int]]] = []  # page, first line, last line, numbering
     for page_index, (lines, page_heights, page_bold) in enumerate(zip(pages, heights, bold, strict=False)):
-        lengths = [len(line.strip()) for line in lines if line.strip()]
-        typical = _typical_length(lengths)
-        if typical < MIN_PROSE_CHARS:
-            continue
         bolds = set(page_bold)
         apart = taken[page_index]
-        size_of = [(_size(page_heights[i]) if i < len(page_heights) and page_heights[i] > 0 else 0.0)
-                   for i in range(len(lines))]
+        size_of = [_size(height) if height > 0 else 0.0 for height in page_heights[: len(lines)]]
+        size_of += [0.0] * (len(lines) - len(size_of))
         candidates: dict[int, tuple[str, int]] = {}
         for index, line in enumerate(lines):
-            stripped = line.strip()
-            if index in apart or not stripped or len(stripped) > MAX_BOLD_HEADING_CHARS or size_of[index] < body:
+            # the cheap questions first: most lines are neither bold nor numbered
+            if index in apart or size_of[index] < body or not line:
                 continue
-            if not _heading_like(stripped) or stripped.endswith(":") or _CAPTION.match(stripped) \
-                    or _INNER_SENTENCE.search(stripped):
+            stripped = line.strip()
+            if not stripped or len(stripped) > MAX_BOLD_HEADING_CHARS:
                 continue
             numbering = _numbering(stripped, index in bolds)
-            if numbering is not None:
-                candidates[index] = numbering
+            if numbering is None or not _heading_like(stripped) or stripped.endswith(":") \
+                    or _CAPTION.match(stripped) or _INNER_SENTENCE.search(stripped):
+                continue
+            candidates[index] = numbering
+        if not candidates:
+            continue
+        typical = _typical_length([len(line.strip()) for line in lines if line.strip()])
+        if typical < MIN_PROSE_CHARS:
+            continue
         filled_lines = [i for i, line in enumerate(lines) if line.strip()]
         position_of = {index: position for position, index in enumerate(filled_lines)}
         # a heading broken over two lines: a candidate ending in a word that goes on (``Functions
