@@ -128,3 +128,14 @@ def test_a_tagged_pdf_with_an_outline_takes_its_headings_from_the_outline_withou
     assert [page.tag_headings for page in pages] == [[], []]
     plain = pdf.extract_pages(_report(pdf_factory), Settings(ocr_mode="off"), 1, 2)
     assert [e.title for e in plain[1].tag_headings] == ["Method"]
+
+
+def test_a_page_tree_is_read_no_further_than_its_element_budget(pdf_factory, monkeypatch):
+    from papersift import pdf_tags
+
+    data = pdf_factory.tagged_pdf([[*PROSE, ("H1", "Past the budget")]])
+    with PdfHandle(data, ()) as handle:
+        assert [e.title for e in handle.tag_headings(1)] == ["Past the budget"]
+    monkeypatch.setattr(pdf_tags, "MAX_PAGE_ELEMENTS", len(PROSE) + 1)  # the Document element and the P's
+    with PdfHandle(data, ()) as handle:
+        assert handle.tag_headings(1) == [], "a hostile tree of millions of elements is cut off"
