@@ -36,16 +36,16 @@ def text_pdf(pages: Sequence[str | Sequence[str]]) -> bytes:
     return buffer.getvalue()
 
 
-def styled_pdf(pages: Sequence[Sequence[tuple[str, float]]], font: str = "Helvetica") -> bytes:
-    """One page per item; an item is a list of (line, font size), drawn top-down with a line's
-    spacing 1.4 times its size."""
+def styled_pdf(pages: Sequence[Sequence[tuple[str, float] | tuple[str, float, str]]], font: str = "Helvetica") -> bytes:
+    """One page per item; an item is a list of (line, font size) or (line, font size, font name),
+    drawn top-down with a line's spacing 1.4 times its size."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4)
     for page in pages:
         y = A4[1] - 72
-        for line, size in page:
+        for line, size, *named in page:
             y -= 1.4 * size
-            pdf.setFont(font, size)
+            pdf.setFont(named[0] if named else font, size)
             pdf.drawString(72, y, line)
         pdf.showPage()
     pdf.save()
@@ -663,3 +663,71 @@ def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01
         subset, descriptor,
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream",
     ])
+#: font sizes of tagged_pdf's lines by their tag (any other: body text)
+_TAG_SIZES = {"H1": 18.0, "H2": 14.0, "H3": 12.0}
+
+
+def tagged_pdf(pages: Sequence[Sequence[tuple[str, ...]]], marked: bool = True) -> bytes:
+    """A tagged PDF written by hand: one page per item, an item a list of lines (tag, text) or
+    (tag, text, sections), drawn top-down in Helvetica (H1 18 pt, H2 14, H3 12, others 11), each
+    line its own marked-content sequence (``/Tag <</MCID n>> BDC ... EMC``) and its own structure
+    element of that tag (``sections``: inside that many nested ``Sect`` elements) under one
+    ``Document`` element; a tag ``""`` draws the line unmarked. The parent tree maps each page's
+    MCIDs to their elements; the catalog has ``/MarkInfo /Marked true`` unless not ``marked``."""
+    count = len(pages)
+    first_page = 6
+    page_numbers = [first_page + 2 * k for k in range(count)]
+    next_number = first_page + 2 * count
+    elements: list[bytes] = []  # objects from next_number on
+    document_kids: list[int] = []
+    nums: list[bytes] = []
+    contents: list[bytes] = []
+    for page_index, lines in enumerate(pages):
+        page_ref = page_numbers[page_index]
+        parts: list[bytes] = []
+        parents: list[int] = []
+        y = A4[1] - 72
+        for line in lines:
+            tag, text = line[0], line[1]
+            sections = int(line[2]) if len(line) > 2 else 0
+            size = _TAG_SIZES.get(tag, 11.0)
+            y -= 1.4 * size
+            escaped = text.encode("latin-1").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+            drawn = b"BT /F1 %.1f Tf 72 %.1f Td (%s) Tj ET" % (size, y, escaped)
+            if not tag:
+                parts.append(drawn)
+                continue
+            mcid = len(parents)
+            parts.append(b"/%s <</MCID %d>> BDC %s EMC" % (tag.encode(), mcid, drawn))
+            parent = 5
+            chain: list[int] = []
+            for _ in range(sections):
+                chain.append(next_number + len(elements))
+                elements.append(b"")  # filled below, once its kid is known
+            element = next_number + len(elements)
+            elements.append(b"<< /Type /StructElem /S /%s /P %d 0 R /Pg %d 0 R /K %d >>"
+                            % (tag.encode(), chain[-1] if chain else parent, page_ref, mcid))
+            for depth, number in enumerate(chain):
+                above = chain[depth - 1] if depth else parent
+                below = chain[depth + 1] if depth + 1 < len(chain) else element
+                elements[number - next_number] = b"<< /Type /StructElem /S /Sect /P %d 0 R /K [%d 0 R] >>" % (
+                    above, below)
+            document_kids.append(chain[0] if chain else element)
+            parents.append(element)
+        contents.append(b"\n".join(parts))
+        nums.append(b"%d [%s]" % (page_index, b" ".join(b"%d 0 R" % p for p in parents)))
+    mark = b" /MarkInfo << /Marked true >>" if marked else b""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /StructTreeRoot 4 0 R%s >>" % mark,
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % n for n in page_numbers), count),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /StructTreeRoot /K [5 0 R] /ParentTree << /Nums [%s] >> /ParentTreeNextKey %d >>"
+        % (b" ".join(nums), count),
+        b"<< /Type /StructElem /S /Document /P 4 0 R /K [%s] >>" % b" ".join(b"%d 0 R" % k for k in document_kids),
+    ]
+    for page_index, content in enumerate(contents):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /StructParents %d "
+                       b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>"
+                       % (page_index, page_numbers[page_index] + 1))
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return write_pdf([*objects, *elements])

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from papersift import pdf_fonts
+from papersift import pdf_fonts, pdf_tags
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.pdf_fonts import DictionaryFacts, FontEvidence, FontUse, MathGlyphs, ProgramFacts
@@ -140,7 +140,7 @@ _RAW_LINE = re.compile(r"[^\r\n\f]*")
 
 
 def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], turn: int,
-                   heights_wanted: bool) -> tuple[list[float], list[list[float]]]:
+                   heights_wanted: bool, bold: list[bool] | None = None) -> tuple[list[float], list[list[float]]]:
     """``PdfHandle.line_geometry``: each line is found among ``raw``'s lines in order (as
     normalise_text leaves them) and a character of it asked of pdfium: from its middle where the
     heights are wanted, else its first. The text within the page box is pdfium's characters in
@@ -151,10 +151,13 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     a line not found gets 0 and no box. The line's first and last characters are then taken at
     that shift where pdfium holds them there (a line the box cuts into gets no box). A line's box
     is the union of its ends' loose boxes (their advance and the font's height), in the page as
-    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length."""
+    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length. ``bold``: a list
+    as long as ``lines``, each line whose sampled character is set in a bold font marked True
+    (``_bold_char``: one to two calls more; with the heights only)."""
     c = pdfium_c
     heights = [0.0] * len(lines) if heights_wanted else []
     boxes: list[list[float]] = [[]] * len(lines)  # one empty list for every line without a box, never changed
+    name = ctypes.create_string_buffer(128)
     count = c.FPDFText_CountChars(textpage)
     glyph = c.FS_RECTF()
     get_unicode, loose_box = c.FPDFText_GetUnicode, c.FPDFText_GetLooseCharBox
@@ -201,6 +204,8 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
                     break
             if heights_wanted and loose_box(textpage, anchor + shift, glyph):
                 heights[index] = round(glyph.top - glyph.bottom, 1)
+                if bold is not None and _bold_char(textpage, anchor + shift, name):
+                    bold[index] = True
             if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
                     or get_unicode(textpage, last + shift) != ord(raw[last]) \
                     or not loose_box(textpage, first + shift, glyph):
@@ -256,6 +261,28 @@ class _Frame:
         else:
             box = ((y1 - top) * down, (x1 - right) * across, (y1 - bottom) * down, (x1 - left) * across)
         return [round(value, 4) if 0.0 <= value <= 1.0 else (0.0 if value < 0.0 else 1.0) for value in box]
+
+
+#: a font name that says its weight is bold (``Helvetica-Bold``, ``Arial,BoldItalic``,
+#: ``MinionPro-Semibold``, ``Futura-Heavy``, ``Gotham-Black``), and TeX's bold faces (CMBX10)
+_BOLD_NAME = re.compile(r"(?i)bold|black|heavy|demi|semibd|^cmbx|^ecbx|^lmroman\d+-bold")
+#: a font's weight (pdfium's from its descriptor) at or above this is bold
+BOLD_WEIGHT = 600
+#: ForceBold in a font descriptor's flags
+_FORCE_BOLD = 1 << 18
+
+
+def _bold_char(textpage: Any, index: int, name: Any) -> bool:
+    """Whether pdfium's character ``index`` is set in a bold font: its weight (``BOLD_WEIGHT``),
+    its descriptor's ForceBold flag or its name (``_BOLD_NAME``). ``name``: a buffer for it."""
+    c = pdfium_c
+    if c.FPDFText_GetFontWeight(textpage, index) >= BOLD_WEIGHT:
+        return True
+    flags = ctypes.c_int()
+    size = c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
+    if flags.value & _FORCE_BOLD:
+        return True
+    return size > 0 and _BOLD_NAME.search(name.raw[: min(size, len(name)) - 1].decode("latin-1")) is not None
 
 
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
@@ -607,6 +634,7 @@ class PdfHandle:
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
         self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_heights)
         self._forms: FormReader | None = None
+        self._tag_probe = (0, 0)  # structure trees read in this batch, heading elements they held
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
         self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
@@ -732,6 +760,26 @@ class PdfHandle:
         lines' heights (``line_heights``) are not asked."""
         return self.pdfium is not None and bool(pdfium_c.FPDFBookmark_GetFirstChild(self.pdfium.raw, None))
 
+    @functools.cached_property
+    def tagged(self) -> bool:
+        """The catalog marks the document as tagged (pdf_tags.is_tagged): its pages' structure
+        trees are read for their headings (``tag_headings``)."""
+        return self.pdfium is not None and pdf_tags.is_tagged(self.pdfium.raw)
+
+    def tag_headings(self, number: int) -> list[OutlineEntry]:
+        """The heading elements of page ``number``'s structure tree (pdf_tags.page_headings);
+        none when the document is not tagged or its tree is damaged (tags are a courtesy), and
+        none once the batch's first ``pdf_tags.PROBE_PAGES`` trees held no heading element: a
+        tagged table or form has none, and its trees cost pdfium ~2 ms a page to build."""
+        if not self.tagged or (self._tag_probe[1] == 0 and self._tag_probe[0] >= pdf_tags.PROBE_PAGES):
+            return []
+        try:
+            found = self._on_text_page(number, lambda page, textpage: pdf_tags.page_headings(page, textpage, number))
+        except Exception:
+            found = []
+        self._tag_probe = (self._tag_probe[0] + 1, self._tag_probe[1] + len(found))
+        return found
+
     @property
     def encrypted(self) -> bool:
         """The file is encrypted (opened with a password, perhaps the empty one): its bytes cannot
@@ -824,23 +872,23 @@ class PdfHandle:
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
 
-    def line_geometry(self, number: int, lines: Sequence[str], heights: bool = True
+    def line_geometry(self, number: int, lines: Sequence[str], heights: bool = True, bold: list[bool] | None = None
                       ) -> tuple[list[float], list[list[float]]]:
         """Per line of ``lines`` (the page's final text, as pdfium read it): the height of one
         character sampled from its middle (its loose box's height on the page: the font size with
         the text matrix's scaling; 0 for a blank line or one that cannot be matched to pdfium's
         characters), only when ``heights``; and its box ``[x0, y0, x1, y1]`` as fractions of the
         page as displayed, from its top left (``[]`` where unknown). Both empty when pdfium's
-        text is not at hand."""
+        text is not at hand. ``bold``: see ``_line_geometry``."""
         if self._raw is None or self._raw[0] != number:
             return [], []
         raw, turn = self._raw[1], self._turn
         return self._on_text_page(number, lambda page, textpage: _line_geometry(page, textpage, raw, lines, turn,
-                                                                                heights))
+                                                                                heights, bold))
 
-    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
+    def line_heights(self, number: int, lines: Sequence[str], bold: list[bool] | None = None) -> list[float]:
         """``line_geometry``'s heights alone."""
-        return self.line_geometry(number, lines)[0]
+        return self.line_geometry(number, lines, bold=bold)[0]
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium

@@ -220,10 +220,18 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
     if best is not None and text and best.engine == "pdfium":
-        # a document with an outline takes its headings from it: its lines' heights go unasked
-        heights, boxes = handle.line_geometry(number, page.body_lines(), heights=not handle.has_outline)
+        # a document with an outline takes its headings from it (a tagged one's too: the tool that
+        # tagged its headings made the outline of them): its tags, its lines' heights and their
+        # weight go unasked; the lines' boxes are asked always (the blocks' bbox)
+        outlined = handle.has_outline
+        if not outlined and handle.tagged:
+            page.tag_headings = handle.tag_headings(number)
+        lines = page.body_lines()
+        bold = None if outlined else [False] * len(lines)
+        heights, boxes = handle.line_geometry(number, lines, heights=not outlined, bold=bold)
         if any(heights):
             page.line_heights = heights
+            page.bold_lines = [index for index, marked in enumerate(bold or []) if marked]
         if any(boxes):
             page.line_boxes = boxes
     glyph_regions: tuple[tuple[float, float, float, float], ...] = ()

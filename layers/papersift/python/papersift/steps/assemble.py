@@ -208,13 +208,16 @@ def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
 
 
 def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
-    """Give each page its structure blocks (running heads, page numbers, outline headings),
-    decided over the whole document; units whose Markdown is their own are left alone, and OCR'd
-    pages whose engine gave their layout (ocr/blocks.py) keep its blocks, running heads named."""
+    """Give each page its structure blocks (running heads, page numbers, headings from the tags,
+    the outline or the font sizes, paragraphs), decided over the whole document; units whose
+    Markdown is their own are left alone, and OCR'd pages whose engine gave their layout
+    (ocr/blocks.py) keep its blocks, running heads named."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
     breaks = [page.hyphen_breaks for page in pages]
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights), strict=True):
+    tagged = [page.tag_headings if page.markdown is None else [] for page in pages]
+    bold = [page.bold_lines if page.markdown is None else [] for page in pages]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold), strict=True):
         if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
             structure.box_blocks(blocks, page.line_boxes)
             page.blocks = blocks
