@@ -12,7 +12,15 @@ from papersift.content import PageContent
 from papersift.layout import page_file
 from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.structure import OutlineEntry, _heading_key, _prose, _reads_as, outline_headings, running_lines
+from papersift.structure import (
+    OutlineEntry,
+    _find_title,
+    _heading_key,
+    _prose,
+    _reads_as,
+    outline_headings,
+    running_lines,
+)
 
 SECTIONS = [("4.2. Elliptische Geometrie", ["Das Modell"], 3),
             ("4.3. Hyperbolische Geometrie", ["Das Poincaré-Modell", "Geodäten"], 5)]
@@ -289,6 +297,15 @@ def test_an_outline_title_reads_as_the_printed_line_with_its_label_or_hyphen():
     assert _reads_as(_heading_key("Appendix A Copying Information"), _heading_key("A Copying Information"))
     assert _reads_as(_heading_key("Kapitel 3: Ergebnisse"), _heading_key("Ergebnisse"))
     assert not _reads_as(_heading_key("Our results"), _heading_key("Results")), "a sentence is no label"
+
+
+def test_a_sentences_end_on_the_line_before_a_title_with_a_colon_is_no_label_of_it():
+    """rustdoc's book printed by Chrome (tagged): 'them all.' ends a paragraph above the heading
+    '-V/--version: version information'."""
+    lines = ["Some flags are unstable; --help will show", "them all.", "-V/--version: version information",
+             "Using this flag looks like this:"]
+    block = _find_title(lines, _heading_key("-V/--version: version information"), set())
+    assert block is not None and (block.line, block.lines) == (2, 1)
 
 
 def test_a_text_line_that_starts_like_markdown_stays_text_in_document_md(tmp_path, pdf_factory):

@@ -226,12 +226,14 @@ def _after_label(key: str) -> str:
     return rest if colon and 0 < len(label) <= _LABEL_CHARS and len(rest) >= _LABELLED_TITLE_CHARS else ""
 
 
-def _reads_as(joined: str, title: str) -> bool:
-    """The lines read as the title, or as the title after the number the page gives it, or both
-    name the same thing after their own label (``10: "Property"`` printed ``CHAPTER TEN: “Property”``)."""
+def _reads_as(joined: str, title: str, one_line: bool = True) -> bool:
+    """The lines read as the title, or as the title after the number the page gives it, or (on
+    ``one_line``) both name the same thing after their own label (``10: "Property"`` printed
+    ``CHAPTER TEN: “Property”``; over two lines, a sentence's end before a title that has a
+    colon would read as a label: ``them all.`` over ``-V/--version: version information``)."""
     if joined == title or (joined.endswith(title) and _NUMBERING.fullmatch(joined[: -len(title)]) is not None):
         return True
-    rest = _after_label(title)
+    rest = _after_label(title) if one_line else ""
     return bool(rest) and rest == _after_label(joined)
 
 
@@ -278,7 +280,7 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
             if end > len(lines) or (end - 1) in used:
                 break
             joined += _heading_key(lines[end - 1])
-            if _reads_as(joined, title):
+            if _reads_as(joined, title, one_line=count == 1):
                 text = " ".join(" ".join(lines[start:end]).split())
                 return Block(role=HEADING, text=text, line=start, lines=count)
             if not title.startswith(joined) and count > 1:
