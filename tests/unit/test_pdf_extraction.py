@@ -237,7 +237,7 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     # a block without a box (a text-layer block) is written without one
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))
     page.blocks.append(Block(role="paragraph", text="read by OCR", line=1, bbox=[0.1, 0.2, 0.9, 0.3]))
-    blocks = [{key: value for key, value in block.items() if not (key == "bbox" and value is None)}
+    blocks = [{key: value for key, value in block.items() if not (key in ("bbox", "table") and value is None)}
               for block in dataclasses.asdict(page)["blocks"]]
     assert page.to_dict() == {**expected, "report": page.report.to_dict(), "blocks": blocks}
     assert "bbox" not in blocks[0] and blocks[1]["bbox"] == [0.1, 0.2, 0.9, 0.3]

@@ -317,3 +317,37 @@ def test_a_text_line_that_starts_like_markdown_stays_text_in_document_md(tmp_pat
     assert "# This file was automatically generated" in text, "text.txt keeps the line as printed"
     assert not [line for line in markdown.splitlines() if line.startswith(("#", ">"))], markdown
     assert "\\# This file was automatically generated" in markdown and "\\> a line quoted" in markdown
+
+
+def test_a_pdfs_table_stands_in_document_md_where_its_cells_were_read(tmp_path, pdf_factory):
+    """document.md had the table's cells as lines of text and the Markdown table again after the
+    page; now the table takes its lines' place, boxed, and text.txt keeps the lines as read."""
+    store, document = _store_with(tmp_path, "figures.pdf", pdf_factory.table_pdf())
+    report = process_document(store, document, Settings(ocr_mode="off", extract_tables=True))
+    prefix = f"results/{report.doc_id}/"
+    markdown = store.get(prefix + "document.md").decode()
+    assert markdown.count("| North | 1,200 | 4% |") == 1 and "North 1,200 4%" not in markdown
+    before, table, after = markdown.partition("<!-- table page=1 index=0 -->")
+    assert "Table 1: Revenue by region" in before and table and after.lstrip().startswith("| Region |")
+    assert "North 1,200 4%" in store.get(prefix + "text.txt").decode()
+    (block,) = [b for b in json.loads(store.get(prefix + page_file(1)))["blocks"] if b["role"] == "table"]
+    assert block["table"] == 0 and block["text"].startswith("| Region | Revenue | Growth |")
+    x0, y0, x1, y1 = block["bbox"]
+    assert 0 < x0 < x1 < 1 and 0 < y0 < y1 < 0.5
+
+
+def test_a_table_whose_lines_are_interleaved_with_text_outside_it_follows_the_page():
+    from papersift.structure import table_blocks
+
+    boxes = [[0.1, 0.1, 0.4, 0.12], [0.6, 0.1, 0.9, 0.12], [0.1, 0.13, 0.4, 0.15]]  # a column beside the table
+    lines = ["a b", "prose beside", "c d"]
+    assert table_blocks([(0, [0.05, 0.05, 0.45, 0.2], "| a | b |\n| c | d |")], boxes, lines) == []
+    (block,) = table_blocks([(0, [0.05, 0.05, 0.95, 0.2], "| a | b |\n| c | d | prose beside |")], boxes, lines)
+    assert (block.line, block.lines, block.table) == (0, 3, 0)
+
+
+def test_a_table_whose_cells_lack_words_of_its_lines_leaves_them_in_the_text():
+    from papersift.structure import table_blocks
+
+    boxes = [[0.1, 0.1, 0.4, 0.12], [0.1, 0.13, 0.4, 0.15]]
+    assert table_blocks([(0, [0.05, 0.05, 0.45, 0.2], "| a | b |")], boxes, ["a b", "footnote the cells lost"]) == []

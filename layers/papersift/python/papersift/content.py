@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from papersift.report import PageReport
-from papersift.structure import SET_APART, Block, OutlineEntry, markdown_body
+from papersift.structure import SET_APART, TABLE, Block, OutlineEntry, markdown_body
 
 
 def _cell(value: object) -> str:
@@ -28,6 +28,9 @@ class Table:
     index: int = 0
     header_rows: int = 1
     title: str = ""
+    #: its box on the page as displayed (fractions: x0, y0, x1, y1 from the top left), where known
+    #: (a PDF's table): document.md puts it in place of the lines its cells were read as
+    bbox: list[float] | None = None
 
     def to_markdown(self) -> str:
         rows = [[_cell(c) for c in row] for row in self.rows if any(str(c or "").strip() for c in row)]
@@ -168,12 +171,15 @@ class PageContent:
         if self.markdown is not None:
             body = self.markdown
         elif self.blocks:
-            body = markdown_body(self.body_lines(), self.blocks)
+            body = markdown_body(self.body_lines(), self.blocks, self.number)
         else:
             body = "\n".join(self.body_lines())
         parts = [body.rstrip()] if body.strip() else []
         if self.markdown is None:
+            placed = {block.table for block in self.blocks if block.role == TABLE}
             for table in self.tables:
+                if table.index in placed:
+                    continue  # in its place in the body
                 md = table.to_markdown()
                 if md:
                     parts.append(f"<!-- table page={self.number} index={table.index} -->\n{md}")
@@ -237,4 +243,6 @@ def _block_dict(block: Block) -> dict[str, Any]:
     out = asdict(block)
     if out["bbox"] is None:
         del out["bbox"]
+    if out["table"] is None:
+        del out["table"]
     return out

@@ -20,6 +20,8 @@ from papersift.markdown import plain_text
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
 PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
+#: a table found on the page (pdfplumber), in place of the lines its cells were read as
+TABLE = "table"
 #: lines kept as they are, one a line: a page of no prose (a table of figures, a form, a list of dates)
 LINES = "lines"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
@@ -71,6 +73,8 @@ class Block:
     lines: int = 1
     level: int = 0
     bbox: list[float] | None = None
+    #: a table block's index among its page's tables (``PageContent.tables``)
+    table: int | None = None
 
 
 def _roman_value(token: str) -> int | None:
@@ -628,29 +632,38 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 breaks: Sequence[Sequence[Sequence[str]]] = (),
                 heights: Sequence[Sequence[float]] = (),
                 tagged: Sequence[Sequence[OutlineEntry]] = (),
-                bold: Sequence[Sequence[int]] = ()) -> list[list[Block]]:
+                bold: Sequence[Sequence[int]] = (),
+                placed: Sequence[Sequence[Block]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
     (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
     ``tag_headings``, with the outline's titles they leave out; else from the outline where there
     is one; else from ``heights``: per page, its lines' sampled character heights, and ``bold``:
     per page, the indices of its bold lines, see ``bold_headings``), and the
     paragraphs and list items the other lines make; ``breaks``: per page, the words its text
-    layer joined over a line-end hyphen."""
+    layer joined over a line-end hyphen; ``placed``: per page, blocks decided before (its tables,
+    see ``table_blocks``), whose lines are no running head, heading or paragraph."""
     running = running_lines(pages)
-    headings = tag_headings(pages, tagged, running) if any(tagged) else None
+    if any(placed):
+        held = [{i for block in blocks for i in range(block.line, block.line + block.lines)} for blocks in placed]
+        running = [{i: role for i, role in apart.items() if i not in lines} for apart, lines in
+                   zip(running, held, strict=True)]
+        apart_or_held = [{**apart, **dict.fromkeys(lines, TABLE)} for apart, lines in zip(running, held, strict=True)]
+    else:
+        apart_or_held = running
+    headings = tag_headings(pages, tagged, apart_or_held) if any(tagged) else None
     if headings is not None and outline:
         # the outline adds the titles the tags left untagged (a numbered heading a word processor
         # tagged as a list or a paragraph), on the lines the tags left
         tagged_lines = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
-                        for apart, blocks in zip(running, headings, strict=True)]
+                        for apart, blocks in zip(apart_or_held, headings, strict=True)]
         for blocks, more in zip(headings, outline_headings(pages, outline, tagged_lines), strict=True):
             blocks.extend(more)
     elif headings is None and outline:
-        headings = outline_headings(pages, outline, running)
+        headings = outline_headings(pages, outline, apart_or_held)
     elif headings is None and heights and any(heights):
-        headings = font_headings(pages, heights, running)
+        headings = font_headings(pages, heights, apart_or_held)
         sized = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
-                 for apart, blocks in zip(running, headings, strict=True)]
+                 for apart, blocks in zip(apart_or_held, headings, strict=True)]
         below = max((b.level for blocks in headings for b in blocks), default=0)
         for blocks, more in zip(headings, bold_headings(pages, heights, bold or [() for _ in pages], sized, below),
                                 strict=True):
@@ -662,9 +675,12 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
     lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
     document_typical = None
     out = []
-    for lines, apart, titled, broken, page_lengths in zip(pages, running, headings, breaks, lengths, strict=True):
+    placed = placed or [() for _ in pages]
+    for lines, apart, titled, broken, page_lengths, fixed in zip(pages, running, headings, breaks, lengths, placed,
+                                                                strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
-        taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
+        blocks.extend(fixed)
+        taken = set(apart) | {i for b in [*titled, *fixed] for i in range(b.line, b.line + b.lines)}
         if len(page_lengths) >= MIN_TYPICAL_LINES:
             typical = _typical_length(page_lengths)
         else:
@@ -687,6 +703,45 @@ def box_blocks(blocks: Sequence[Block], boxes: Sequence[Sequence[float]]) -> Non
                 x0, y0, x1, y1 = min(x0, box[0]), min(y0, box[1]), max(x1, box[2]), max(y1, box[3])
         if x0 != math.inf:
             block.bbox = [x0, y0, x1, y1]
+
+
+#: a line is a table's when its box's centre lies within the table's box, give or take this much
+#: of the page (pdfplumber's box and pdfium's lines are measured apart)
+TABLE_MARGIN = 0.005
+
+
+#: ... and when the table's cells hold every word of those lines (what the cells left out
+#: would be lost from document.md)
+TABLE_WORDS = 1.0
+
+
+def table_blocks(tables: Sequence[tuple[int, Sequence[float], str]], boxes: Sequence[Sequence[float]],
+                 lines: Sequence[str]) -> list[Block]:
+    """A page's tables (index, box as fractions of the page as displayed, Markdown) as blocks in
+    place of the lines their cells were read as (``boxes``: per body line of ``lines``, its box,
+    empty where unknown): a table takes the lines whose centres lie in its box when they run
+    together in the page's text and its cells hold their words; a line between them outside it
+    (a column of text beside the table), or words the cells lack, leave the table out, to follow
+    the page as before."""
+    out: list[Block] = []
+    used: set[int] = set()
+    margin = TABLE_MARGIN
+    for index, (x0, y0, x1, y1), markdown in tables:
+        inside = [i for i, box in enumerate(boxes) if box and x0 - margin <= (box[0] + box[2]) / 2 <= x1 + margin
+                  and y0 - margin <= (box[1] + box[3]) / 2 <= y1 + margin]
+        if not inside or not markdown or used.intersection(inside):
+            continue
+        first, last = inside[0], inside[-1]
+        if len(inside) != sum(1 for box in boxes[first:last + 1] if box):
+            continue
+        cells = Counter(markdown.replace("|", " ").split())
+        words = Counter(word for line in lines[first:last + 1] for word in line.split())
+        if sum((words & cells).values()) < TABLE_WORDS * sum(words.values()):
+            continue
+        out.append(Block(role=TABLE, text=markdown, line=first, lines=last - first + 1, bbox=[x0, y0, x1, y1],
+                         table=index))
+        used.update(inside)
+    return out
 
 
 def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:
@@ -964,9 +1019,10 @@ def _list_markdown(text: str) -> str:
     return f"- {text}"
 
 
-def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
+def markdown_body(lines: Sequence[str], blocks: Sequence[Block], page: int = 0) -> str:
     """A page's body lines as Markdown: running heads left out, headings as ``#`` lines and
-    paragraphs set off by blank lines, list items one a line; a line no block covers as it is."""
+    paragraphs set off by blank lines, list items one a line, tables in their place (marked as
+    document.md marks a page's tables: ``page`` is its number); a line no block covers as it is."""
     by_line = {block.line: block for block in blocks}
     out: list[str] = []
     index = 0
@@ -988,7 +1044,9 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
             out.append(_list_markdown(block.text))
         elif block.role == LINES:
             out.extend(plain_text(line) for line in lines[index:index + block.lines])
-        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES):
+        elif block.role == TABLE:
+            out.extend(["", f"<!-- table page={page} index={block.table} -->", block.text, ""])
+        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES, TABLE):
             previous = block.role
         index += block.lines
     return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")

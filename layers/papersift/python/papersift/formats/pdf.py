@@ -779,10 +779,22 @@ def find_tables(page: Any) -> list[Table]:
             rows, header_rows = collapse_split_header(rows)
             rows = merge_continuation_rows(rows, header_rows)
             title = _title_above(page, found_table.bbox)
-            tables.append(Table(rows=rows, index=len(tables), header_rows=header_rows, title=title))
+            tables.append(Table(rows=rows, index=len(tables), header_rows=header_rows, title=title,
+                                bbox=_page_fractions(page, found_table.bbox)))
         return tables
     finally:
         page.close()
+
+
+def _page_fractions(page: Any, bbox: tuple[float, float, float, float]) -> list[float] | None:
+    """A pdfplumber box (x0, top, x1, bottom) as fractions of its page from the top left; None on a
+    turned page (pdfplumber's boxes are the page's unturned, the lines' as displayed)."""
+    if int(page.page_obj.attrs.get("Rotate", 0) or 0) % 360:
+        return None
+    x0, top, x1, bottom = page.bbox
+    width, height = max(x1 - x0, 1e-6), max(bottom - top, 1e-6)
+    return [round(min(max(value, 0.0), 1.0), 4) for value in
+            ((bbox[0] - x0) / width, (bbox[1] - top) / height, (bbox[2] - x0) / width, (bbox[3] - top) / height)]
 
 
 def clean_table_rows(raw: list[list[str | None]]) -> list[list[str]] | None:

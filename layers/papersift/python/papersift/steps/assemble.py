@@ -217,7 +217,11 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
     tagged = [page.tag_headings if page.markdown is None else [] for page in pages]
     bold = [page.bold_lines if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold), strict=True):
+    placed = [structure.table_blocks([(t.index, t.bbox, t.to_markdown()) for t in page.tables if t.bbox],
+                                     page.line_boxes, page_lines) if page.line_boxes and page.markdown is None else []
+              for page, page_lines in zip(pages, lines, strict=True)]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold, placed),
+                            strict=True):
         if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
             structure.box_blocks(blocks, page.line_boxes)
             page.blocks = blocks
