@@ -24,7 +24,7 @@ from papersift.export import (
 )
 from papersift.layout import member_tag
 from papersift.storage import LocalDirStore
-from papersift_cli.parquet import ParquetWriter
+from papersift.parquet import ParquetWriter
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

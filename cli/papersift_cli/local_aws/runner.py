@@ -200,7 +200,7 @@ class LocalAws:
         self._post("/moto-api/reset")
         self._post("/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self._set_env()
-        self._resources = create_resources(self.client, self.prefix, self._env())
+        self._resources = create_resources(self.client, self.prefix, self._env(), self.settings.export_parquet)
         self._results = Results(self.client("s3"), self.client("stepfunctions"), self.client("dynamodb"),
                                 self.bucket, self.table_name, self.state_machine_arn, REGION)
         self._poller = QueuePoller(self.client("sqs"), self.queue_url, self._resources.queue_arn, self.dlq_url,
@@ -372,7 +372,7 @@ class LocalAws:
                 self._clear_metrics(spec.name)
             payload = json.dumps(result, default=str)
             outcome = "ok"
-            if spec.name == deployment.ASSEMBLE.name:
+            if spec.name == self._last_step.name:
                 self._assembled(event)
         except Exception as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
@@ -398,8 +398,14 @@ class LocalAws:
         if callable(clear):
             clear()
 
+    @property
+    def _last_step(self) -> deployment.FunctionSpec:
+        """A document's last step: the export step when the workflow has it (it reads the results'
+        page files), else assemble. Either one returns once a document, its failure recorded too."""
+        return deployment.EXPORT if self.settings.export_parquet else deployment.ASSEMBLE
+
     def _assembled(self, event: Mapping[str, Any]) -> None:
-        """A document's assemble step returned: note it under its archive, and with
+        """A document's last step (``_last_step``) returned: note it under its archive, and with
         ``forget_finished`` remove what nothing will read again (forget.py)."""
         doc_id, parent = str(event.get("doc_id") or ""), event.get("parent_doc_id")
         if not doc_id:
