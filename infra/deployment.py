@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from papersift import listing
-from papersift.layout import BUCKET_NAME_ENV, EXPORTS_PREFIX, MEMBERS_PREFIX, RESULTS_PREFIX, TABLE_NAME_ENV, WORK_PREFIX
+from papersift.layout import (
+    BUCKET_NAME_ENV,
+    EXPORTS_PREFIX,
+    MEMBERS_PREFIX,
+    RESULTS_PREFIX,
+    TABLE_NAME_ENV,
+    WORK_PREFIX,
+)
 from papersift.settings import Settings
 
 #: the Lambda runtime of the zip functions and the one the dependency layer is built for

@@ -29,8 +29,8 @@ from papersift.export import (
     split_pages,
 )
 from papersift.layout import PAGES_FOLDER, REPORT_FILE, TEXT_FILE
-from papersift_cli.leftovers import is_output_folder
 from papersift.parquet import ParquetWriter
+from papersift_cli.leftovers import is_output_folder
 
 #: --flat's files beside each other: DIR/<stem>.txt and DIR/<stem>.report.json
 FLAT_REPORT_SUFFIX = "." + REPORT_FILE

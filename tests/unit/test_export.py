@@ -23,8 +23,8 @@ from papersift.export import (
     stored_document_records,
 )
 from papersift.layout import member_tag
-from papersift.storage import LocalDirStore
 from papersift.parquet import ParquetWriter
+from papersift.storage import LocalDirStore
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

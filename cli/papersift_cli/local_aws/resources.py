@@ -87,7 +87,8 @@ def create_resources(client: Callable[[str], Any], prefix: str, environment: Map
     sqs.purge_queue(QueueUrl=queue_url)
     role_arn = _create_role(client("iam"), prefix)
     function_arns = _create_functions(client("lambda"), prefix, role_arn, environment)
-    arns = {spec.placeholder: function_arns[spec.name] for spec in deployment.FUNCTIONS if spec is not deployment.INGEST}
+    steps = (*deployment.WORKFLOW_FUNCTIONS, *deployment.OPTIONAL_FUNCTIONS)  # every function is created here
+    arns = {spec.placeholder: function_arns[spec.name] for spec in steps}
     machine = client("stepfunctions").create_state_machine(
         name=deployment.STATE_MACHINE.named(prefix), definition=load_definition(arns, export), roleArn=role_arn,
         type="STANDARD",

@@ -19,12 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from papersift.export import stored_document_records
+from papersift.export import Origin, stored_document_records
 from papersift.layout import PARQUET_CONTENT_TYPE, export_key
 from papersift.listing import TABLE_KEY
 from papersift.parquet import ParquetWriter
-from papersift.steps.contracts import EXPORT_FAILED, EXPORT_WRITTEN, ExportRequest, ExportResult
+from papersift.steps.contracts import EXPORT_FAILED, EXPORT_WRITTEN, DocumentRef, ExportRequest, ExportResult, Plan
 from papersift.storage import ObjectStore
+from papersift.workfiles import plan_key
 
 #: the unit of the records the step writes (papersift.export.EXPORT_UNITS)
 EXPORT_UNIT = "page"
@@ -37,7 +38,7 @@ def export_document(store: ObjectStore, request: ExportRequest, scratch: Path) -
     pages: a file with the schema and no rows, so every document has its file). Written in
     ``scratch`` first and uploaded from there (a multipart upload when large), so memory holds a
     row group, not the file."""
-    records = stored_document_records(store, request.doc_id, unit=EXPORT_UNIT)
+    records = stored_document_records(store, request.doc_id, document_origin(store, request), EXPORT_UNIT)
     path = scratch / "export.parquet"
     with path.open("wb") as out:
         writer = ParquetWriter(out)
@@ -48,6 +49,19 @@ def export_document(store: ObjectStore, request: ExportRequest, scratch: Path) -
     key = export_key(request.doc_id)
     store.upload_file(path, key, content_type=PARQUET_CONTENT_TYPE)
     return ExportResult(doc_id=request.doc_id, status=EXPORT_WRITTEN, key=key, rows=writer.rows)
+
+
+def document_origin(store: ObjectStore, document: DocumentRef) -> Origin:
+    """Where the document came from as `papersift export` names it: the file given to papersift
+    and, for a member, its path inside that file, nested archives joined by / (the archives above
+    it found by their plan.json under work/, there until they are assembled, after their members).
+    An archive whose plan is gone leaves the member named by its own name and path."""
+    if not document.parent_doc_id or not document.archive_path:
+        return Origin(document.source_name, document.archive_path)
+    key = plan_key(document.parent_doc_id)
+    if not store.exists(key):
+        return Origin(document.source_name, document.archive_path)
+    return document_origin(store, Plan.model_validate_json(store.get(key))).member(document.archive_path)
 
 
 def export_failed(request: ExportRequest) -> ExportResult:
