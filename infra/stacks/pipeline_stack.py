@@ -152,8 +152,8 @@ class PipelineStack(Stack):
             for prefix in spec.writes:
                 self.bucket.grant_put(fn, f"{prefix}*")
         self.table.grant_write_data(self.assemble_fn)
-        if self.export_fn is not None:
-            self.table.grant_write_data(self.export_fn)
+        if self.export_fn is not None:  # the export's outcome on the document's item, nothing more
+            self.table.grant(self.export_fn, "dynamodb:UpdateItem")
         if textract:
             self.ocr_fn.add_to_role_policy(
                 iam.PolicyStatement(
