@@ -144,3 +144,21 @@ def test_a_failed_export_is_recorded_on_the_item_and_the_document_stays_extracte
     assert item is not None and item["export_status"] == "failed"
     assert item["export_reason"] == "MemoryError: the export ran out of memory"
     assert "export_key" not in item
+
+
+def test_papersift_run_with_the_export_step_on_writes_its_results_whole(inputs: list[Path], tmp_path: Path) -> None:
+    """`papersift run` deploys the same workflow from its settings: with the export step on, what a
+    finished document leaves in the embedded AWS is removed only after that step (it reads the
+    page files), and the results written out are the ones an export-off run writes."""
+    config = tmp_path / "papersift.toml"
+    config.write_text("[papersift]\nexport_parquet = true\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["run", *map(str, inputs), "--out", str(out), "--config", str(config), "--ocr", "off",
+                 "--quiet"]) == 0
+    assert json.loads((out / "memo.pdf" / "report.json").read_text(encoding="utf-8"))["status"] == "clean"
+    assert (out / "bundle.zip" / "members" / "inner.zip" / "deep.txt" / "report.json").is_file()
+    exported = tmp_path / "pages.jsonl"
+    assert main(["export", str(out), "--format", "jsonl", "--out", str(exported)]) == 0
+    rows = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    assert sorted(map(place, rows)) == [("bundle.zip", "docs/river.txt", 1), ("bundle.zip", "inner.zip/deep.txt", 1),
+                                        ("memo.pdf", "", 1), ("memo.pdf", "", 2)]

@@ -29,6 +29,7 @@ from papersift.layout import (
     MEMBERS_PREFIX,
     PAGES_FOLDER,
     STATE_MACHINE_ARN_ENV,
+    export_key,
     members_prefix,
     results_prefix,
     work_prefix,
@@ -431,7 +432,10 @@ class LocalAws:
         number of objects removed."""
         doc_ids = [d for d in _doc_ids(outcome) if d]
         prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), members_prefix(d))]
-        removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key])
+        # the export step's files (export_parquet) stay in the embedded bucket until here: `papersift
+        # export` of the written folder gives the same records
+        exports = [export_key(d) for d in doc_ids] if self.settings.export_parquet else []
+        removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key, *exports])
         forget_items(REGION, self.table_name, doc_ids)
         self.results.drop_set_aside(doc_ids)
         with self._lock:
