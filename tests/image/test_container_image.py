@@ -168,7 +168,7 @@ def test_export_handler_in_the_image_writes_the_documents_parquet_and_records_it
                         for n in (1, 2)]}
     prefix = f"results/{document.doc_id}/"
     aws.s3.put_object(Bucket=BUCKET, Key=prefix + "report.json", Body=json.dumps(report).encode())
-    aws.s3.put_object(Bucket=BUCKET, Key=prefix + "text.txt", Body="Receitas do ano.\fDespesas do ano.".encode())
+    aws.s3.put_object(Bucket=BUCKET, Key=prefix + "text.txt", Body=b"Receitas do ano.\fDespesas do ano.")
     dynamodb.put_item(TableName=TABLE, Item={"doc_id": {"S": document.doc_id}, "status": {"S": "clean"}})
 
     request = ExportRequest(**document.ref.model_dump())
