@@ -131,8 +131,8 @@ class LocalAws:
                  forget_finished: bool = False, direct_s3: bool = False) -> None:
         self.settings = settings or Settings()
         #: ``papersift run``: what a finished document leaves in the embedded AWS is removed as soon as
-        #: nothing reads it again (its work files when its assemble step returns, the rest after
-        #: ``forget``), so memory does not grow with the run (see forget.py). Off for tests that
+        #: nothing reads it again (its work files when its last step, assemble or export, returns, the
+        #: rest after ``forget``), so memory does not grow with the run (see forget.py). Off for tests that
         #: look at work files afterwards and for ``papersift serve``, whose API serves them.
         self.forget_finished = forget_finished
         #: the handlers' and the runner's AWS calls answered by moto in this thread (no HTTP); False
