@@ -74,7 +74,7 @@ OCR_PLAN = FunctionSpec("ocr_plan", "OcrPlan", memory_mb=1024, timeout_seconds=1
 OCR = FunctionSpec("ocr", "Ocr", memory_mb=3008, timeout_seconds=300, container=True, writes=(WORK_PREFIX,))
 
 #: a document's page records as exports/<doc_id>.parquet after assemble (Settings.export_parquet):
-#: in the container image, because pyarrow (~130 MB installed) does not fit beside the dependency
+#: in the container image, because pyarrow (170 MB installed) does not fit beside the dependency
 #: layer under the zip limit. A document's records are read and written a row group at a time
 EXPORT = FunctionSpec("export", "Export", memory_mb=2048, timeout_seconds=300, container=True,
                       writes=(EXPORTS_PREFIX,))
