@@ -37,7 +37,7 @@ def export_document(store: ObjectStore, request: ExportRequest, scratch: Path) -
     """Write ``exports/<doc_id>.parquet``: the document's page records (none for a document without
     pages: a file with the schema and no rows, so every document has its file). Written in
     ``scratch`` first and uploaded from there (a multipart upload when large), so memory holds a
-    row group, not the file."""
+    document's records, not the compressed file."""
     records = stored_document_records(store, request.doc_id, document_origin(store, request), EXPORT_UNIT)
     path = scratch / "export.parquet"
     with path.open("wb") as out:
