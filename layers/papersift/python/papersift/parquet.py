@@ -96,6 +96,12 @@ class ParquetWriter:
         self._writer.close()
 
 
+def require_pyarrow() -> None:
+    """Raise :class:`~papersift.errors.MissingExtraError` (naming the install command) unless
+    pyarrow can be imported: a command that will write Parquet says so before any work starts."""
+    _pyarrow()
+
+
 def _pyarrow() -> Any:
     try:
         import pyarrow
