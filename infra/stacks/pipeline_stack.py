@@ -434,7 +434,7 @@ class PipelineStack(Stack):
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
         self.bucket.grant_put(fn, f"{VIEWS_PREFIX}*")  # an archive's view: a copy with presigned member links
         self.bucket.grant_read(fn, f"{VIEWS_PREFIX}*")
-        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX]
+        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX, EXPORTS_PREFIX]
         fn.add_to_role_policy(iam.PolicyStatement(
             actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
             resources=[self.bucket.arn_for_objects(f"{prefix}*") for prefix in owned]))

@@ -162,3 +162,25 @@ def test_papersift_run_with_the_export_step_on_writes_its_results_whole(inputs: 
     rows = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
     assert sorted(map(place, rows)) == [("bundle.zip", "docs/river.txt", 1), ("bundle.zip", "inner.zip/deep.txt", 1),
                                         ("memo.pdf", "", 1), ("memo.pdf", "", 2)]
+
+
+def test_deleting_a_document_through_the_api_deletes_its_exports_and_its_members(tmp_path: Path) -> None:
+    """DELETE /documents/{id} removes what papersift wrote of the document: its and its members'
+    exports/<doc_id>.parquet too, or a deleted document would stay in every table over exports/."""
+    import base64
+
+    from api_client import ApiClient
+
+    from papersift_cli.api_server import LocalApi
+
+    bundle = zip_bytes({"a/first.txt": b"The first member speaks of rivers.\n"})
+    with LocalApi(Settings(ocr_mode="off", export_parquet=True)) as api:
+        client = ApiClient(api.url)
+        body = {"file_name": "bundle.zip", "content_base64": base64.b64encode(bundle).decode("ascii")}
+        doc_id = str(client.json("POST", "/documents:extract", body, expect=202)["doc_id"])
+        document = client.wait_finished(doc_id)
+        (member,) = [m["doc_id"] for m in document["members"]]
+        assert objects(api.aws, "exports/") == sorted([f"exports/{doc_id}.parquet", f"exports/{member}.parquet"])
+        client.json("DELETE", f"/documents/{doc_id}")
+        versions = api.aws.client("s3").list_object_versions(Bucket=api.aws.bucket, Prefix="exports/")
+        assert not versions.get("Versions") and not versions.get("DeleteMarkers"), "every version is gone"
