@@ -15,6 +15,7 @@ from papersift.export import (
     COLUMN_NAMES,
     EXPORT_COLUMNS,
     DocumentRecords,
+    JsonlWriter,
     Origin,
     PageBody,
     document_records,
@@ -48,6 +49,7 @@ PINNED_SCHEMA = [
     ("headings", "list<element: string>", False),
     ("role", "string", False),
     ("text", "string", False),
+    ("bbox", "list<element: double>", True),
 ]
 
 
@@ -123,6 +125,20 @@ def test_block_records_carry_their_role_and_the_section_they_are_in() -> None:
         (2, 1, "heading", ["2. Algebra"]),
         (2, 2, "list_item", ["2. Algebra"]),
     ]
+
+
+def test_block_records_carry_their_box_and_a_block_without_one_a_null() -> None:
+    blocks = [{"role": "heading", "level": 1, "text": "1. Geometry", "bbox": [0.121, 0.07, 0.42, 0.09]},
+              {"role": "paragraph", "text": "A DOCX paragraph has no geometry."}]
+    document = document_records(report(2), [PageBody("p1", blocks), PageBody("whole page")], Origin("a.pdf"),
+                                unit="block")
+    assert [r["bbox"] for r in document] == [[0.121, 0.07, 0.42, 0.09], None, None]
+    table = parquet_of([document]).read()
+    assert table.column("bbox").to_pylist() == [[0.121, 0.07, 0.42, 0.09], None, None]
+    line = io.BytesIO()
+    JsonlWriter(line).write(document)
+    assert [json.loads(row)["bbox"] for row in line.getvalue().decode().splitlines()] == [
+        [0.121, 0.07, 0.42, 0.09], None, None]
 
 
 def test_a_page_without_blocks_is_one_page_record_in_block_mode() -> None:

@@ -38,7 +38,7 @@ HEADING_ROLE = "heading"
 @dataclass(frozen=True)
 class Column:
     """One column of the export: its Arrow type (``string``, ``int32``, ``float64``, ``bool``,
-    ``list<string>``), its Athena/Glue type, whether it may be null, and what it holds."""
+    ``list<string>``, ``list<float64>``), its Athena/Glue type, whether it may be null, and what it holds."""
 
     name: str
     arrow_type: str
@@ -72,6 +72,9 @@ EXPORT_COLUMNS: tuple[Column, ...] = (
            "the titles of the sections the record is in, outermost first; empty until blocks carry headings"),
     Column("role", "string", "string", False, "page for a page record; a block's role (heading, paragraph, ...)"),
     Column("text", "string", "string", False, "the record's text"),
+    Column("bbox", "list<float64>", "array<double>", True,
+           "a block's box on its page as displayed: x0, y0, x1, y1, fractions from its top left; null for a "
+           "page record and a block without geometry (DOCX, HTML, ... blocks; a PDF line pdfium did not place)"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in EXPORT_COLUMNS)
 
@@ -198,15 +201,23 @@ def document_records(report: Mapping[str, Any], bodies: Iterable[PageBody], orig
         if unit != "block" or body.blocks is None:
             records.append({"page": number, "block": None, "status": status, "trusted": trusted, "engine": engine,
                             "confidence": confidence, "language": language, "headings": [], "role": PAGE_ROLE,
-                            "text": body.text})
+                            "text": body.text, "bbox": None})
             continue
         for index, block in enumerate(body.blocks):
             role = str(block.get("role") or "")
             text = str(block.get("text") or "")
             records.append({"page": number, "block": index, "status": status, "trusted": trusted, "engine": engine,
                             "confidence": confidence, "language": language,
-                            "headings": _headings_path(headings, block, role, text), "role": role, "text": text})
+                            "headings": _headings_path(headings, block, role, text), "role": role, "text": text,
+                            "bbox": _bbox(block.get("bbox"))})
     return DocumentRecords(shared, records)
+
+
+def _bbox(value: Any) -> list[float] | None:
+    """A block's ``bbox`` as four floats, or None where it has none (or not a box's four numbers)."""
+    if isinstance(value, list) and len(value) == 4 and all(isinstance(v, int | float) for v in value):
+        return [float(v) for v in value]
+    return None
 
 
 def _headings_path(open_sections: list[tuple[int, str]], block: Mapping[str, Any], role: str,

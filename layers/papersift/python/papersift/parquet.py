@@ -34,7 +34,7 @@ def arrow_schema() -> Any:
     """:data:`EXPORT_COLUMNS` as a pyarrow schema."""
     pa = _pyarrow()
     types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_(),
-             "list<string>": pa.list_(pa.string())}
+             "list<string>": pa.list_(pa.string()), "list<float64>": pa.list_(pa.float64())}
     return pa.schema([pa.field(c.name, types[c.arrow_type], nullable=c.nullable) for c in EXPORT_COLUMNS])
 
 
