@@ -213,7 +213,8 @@ def test_the_athena_table_in_the_docs_has_the_export_columns_in_order() -> None:
 #: how Athena (Hive DDL) spells each Arrow type the Parquet files hold, on the test's own authority
 #: (not the Column's athena_type): a column retyped in the schema and not in the DDL fails here
 HIVE_TYPE_OF_ARROW = {"string": "string", "bool": "boolean", "int32": "int", "int64": "bigint",
-                      "double": "double", "list<element: string>": "array<string>"}
+                      "double": "double", "list<element: string>": "array<string>",
+                      "list<element: double>": "array<double>"}
 
 
 def test_the_athena_table_reads_the_parquet_files_column_for_column() -> None:
