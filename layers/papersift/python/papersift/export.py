@@ -6,8 +6,9 @@ Pure: records are built from a report (the parsed report.json) and the document'
 caller, which knows where they are (the CLI: a results folder; AWS: the bucket through an
 :class:`~papersift.storage.ObjectStore`, :func:`stored_document_records`), a document at a
 time, so the memory an export needs is flat however many documents go through it. The JSONL
-writer is here; the Parquet one is the CLI's (``papersift_cli.parquet``: pyarrow is an optional
-extra, and what the core imports ships in the Lambda layer).
+writer is here; the Parquet one is ``papersift.parquet`` (pyarrow: an optional extra, in the
+container image, not in the zip Lambdas' layer), used by the CLI and by the workflow's export step
+(``papersift.steps.export``).
 
 The schema is :data:`EXPORT_COLUMNS`, in this order, documented in docs/export.md and pinned by
 tests/unit/test_export.py: a column renamed, retyped or moved changes every table built over the

@@ -187,14 +187,17 @@ def merge_ledgers(ledgers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int:
+def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int, export: bool = False) -> int:
     """State transitions of one document through ``infra/workflow.py``, counted from its shape:
     each state entered is one (Step Functions bills Standard workflows by them). An archive
     member's are its own; an archive adds its members' ledgers to its own. Retries are not
-    known here and not counted. A test runs documents through the local workflow and holds this
-    equal to the transitions in their execution histories."""
+    known here and not counted, nor is the export step's recording of its own failure (with
+    ``export``, Settings.export_parquet: the Export state after assemble is). A test runs
+    documents through the local workflow and holds this equal to the transitions in their
+    execution histories."""
+    exported = 1 if export else 0  # Export, after assemble or RecordFailure
     if plan is None:
-        return 2  # Plan (failed) -> RecordFailure
+        return 2 + exported  # Plan (failed) -> RecordFailure
     count = 2  # Plan, RouteByPlanStatus
     level = 1 if member else 0
     route = plan.route(level)
@@ -208,7 +211,7 @@ def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int
         count += _ocr_stage(ocr_pages) + (after_ocr if ocr_pages else 0)
     if route is Route.UNPACK or plan.unpacks_after(level):
         count += 1 + (0 if member else 1) + 1  # Unpack, ChooseMemberMapKind, the member Map
-    return count + 1  # Assemble (or RecordFailure after a Catch)
+    return count + 1 + exported  # Assemble (or RecordFailure after a Catch)
 
 
 def _ocr_stage(pages: int) -> int:

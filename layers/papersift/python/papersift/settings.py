@@ -224,6 +224,11 @@ class Settings(BaseModel):
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
     clean_text: Bool = False
+    #: on AWS (and in `papersift run`), a last step after assemble writes each document's page
+    #: records as exports/<doc_id>.parquet, the schema of `papersift export --unit page`, for an
+    #: Athena/Glue table over the bucket (docs/export.md). The workflow has the step only when this
+    #: is on; its failure is recorded on the document's item and never fails the document
+    export_parquet: Bool = False
     #: what folds its accents: unidecode (GPL-2.0+) or anyascii (ISC), for a deployment that
     #: must ship no GPL library. They agree on every accented letter of the European languages
     #: and differ on rare letters and typographic punctuation (README, Licences)

@@ -187,7 +187,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         _write_clean_text(store, report.doc_id, _own_text(store, sources), plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items, settings.export_parquet)
 
     def ledger(seconds: float) -> dict[str, Any]:
         own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds, counted)], transitions, settings,
@@ -337,7 +337,7 @@ def _assemble_archive(store: CountingStore, request: AssembleRequest, plan: Plan
     if gathered.cleaned is not None:
         _put_clean_text(store, doc_id, cleaning.join_cleaned(gathered.cleaned))
     usage = load_usage(store, doc_id)
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0, settings.export_parquet)
 
     def ledger(seconds: float) -> dict[str, Any]:
         own = cost_ledger([], [*usage, *_own_usage(invocation, seconds, store)], transitions, settings,
