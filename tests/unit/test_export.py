@@ -228,3 +228,21 @@ def test_the_athena_table_reads_the_parquet_files_column_for_column() -> None:
     assert "STORED AS PARQUET" in storage
     assert re.search(r"LOCATION 's3://[^/']+/exports/'", storage), "the export step's prefix (papersift.layout)"
     assert EXPORTS_PREFIX == "exports/"
+
+
+def test_a_filled_forms_values_are_block_records_of_their_page(tmp_path: Path) -> None:
+    """A page's blocks cover its body lines; its form fields' values are kept beside them, and a
+    block export had left every value out."""
+    from form_factory import field_value, form_pdf
+    from test_pipeline import _store_with
+
+    from papersift.pipeline import process_document
+    from papersift.settings import Settings
+
+    store, document = _store_with(tmp_path, "form.pdf", form_pdf(pages=2))
+    report_ = process_document(store, document, Settings(ocr_mode="off"))
+    records = list(stored_document_records(store, report_.doc_id, unit="block"))
+    fields = [(r["page"], r["text"]) for r in records if r["role"] == "form_field"]
+    for page in (1, 2):
+        for row in range(1, 5):
+            assert any(p == page and text.endswith(field_value(page, row)) for p, text in fields), (page, row, fields)

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
+from papersift.content import FormField
 from papersift.layout import PAGE_SEPARATOR, PAGES_FOLDER, REPORT_FILE, TEXT_FILE, member_tag, results_prefix
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, TRUSTED_PAGE_STATUSES
 from papersift.storage import ObjectStore
@@ -31,6 +32,8 @@ EXPORT_FORMATS = ("jsonl", "parquet")
 EXPORT_UNITS = ("page", "block")
 #: the role of a record that is a whole page
 PAGE_ROLE = "page"
+#: the role of a page's filled form field or annotation text, after its blocks
+FORM_FIELD_ROLE = "form_field"
 #: the role of a block that heads a section (``level`` 1..6 gives its depth)
 HEADING_ROLE = "heading"
 
@@ -104,8 +107,14 @@ class PageBody:
 
     @classmethod
     def from_page_file(cls, page: Mapping[str, Any]) -> PageBody:
+        """The page's blocks, then its form fields (kept beside the blocks, which cover its body
+        lines only) as blocks of role ``form_field``: a block export leaves no filled value out."""
         blocks = page.get("blocks")
-        return cls(str(page.get("text") or ""), blocks if isinstance(blocks, list) else None)
+        if not isinstance(blocks, list):
+            return cls(str(page.get("text") or ""))
+        fields = [FormField(**found) for found in page.get("form_fields") or () if isinstance(found, Mapping)]
+        return cls(str(page.get("text") or ""),
+                   [*blocks, *({"role": FORM_FIELD_ROLE, "text": found.line()} for found in fields)])
 
 
 def split_pages(text: str, count: int) -> list[str]:
