@@ -627,12 +627,19 @@ def lecture_notes_pdf(sections: Sequence[tuple[str, Sequence[str], int]], first_
     return out.getvalue()
 
 
+def subset_word_on_sound_page_pdf(word: str = "Phone", codes: bytes = b'"7+%-', body_lines: int = 40) -> bytes:
+    """:func:`sound_page_with_unmapped_word_pdf` with codes from 0x21 on, as subsetters number a
+    font's first glyphs: every engine reads them as punctuation and figures ('"7+%-')."""
+    return sound_page_with_unmapped_word_pdf(word, codes, body_lines)
+
+
 def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01\x02\x03\x04\x05",
                                       body_lines: int = 40) -> bytes:
     """A long page of sound Helvetica prose whose last line ends with ``word`` drawn by an embedded
     subset TrueType font (reportlab's subsetter over Vera.ttf) with no ToUnicode and no /Encoding,
     its glyphs numbered by ``codes``: codes below 0x20 have no Unicode anywhere in the file, and
-    every engine leaves the word out of the page's otherwise sound text."""
+    every engine leaves the word out of the page's otherwise sound text (codes above, see
+    :func:`subset_word_on_sound_page_pdf`)."""
     import reportlab
     from reportlab.pdfbase.ttfonts import TTFontFile
 

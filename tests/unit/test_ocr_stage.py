@@ -355,3 +355,44 @@ def test_the_regions_of_unmapped_glyphs_are_where_the_page_draws_them(pdf_factor
     x0, y0, x1, y1 = box
     # the last line (40 lines of 15 pt below y=780 on an A4 page) after "Call the harbour office by "
     assert 0.25 < x0 < x1 < 0.45 and 0.75 < y0 < y1 < 0.80
+
+
+def _office_page_with_a_word_of_codes() -> bytes:
+    from pdf_factory import subset_word_on_sound_page_pdf
+
+    return subset_word_on_sound_page_pdf("Phone", b'"7+%-')
+
+
+@needs_tesseract
+def test_a_word_of_glyph_codes_on_a_sound_page_is_read_from_the_rendered_page(tmp_path: Path) -> None:
+    """Class C of issue 17 where the font draws one word of a long sound page: every engine reads
+    '"7+%-' for 'Phone', and the page's words vouch for it. The token is doubted because the font
+    that draws it maps nothing to Unicode; the rendering check does not read it, and OCR's text is
+    the page's."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "office.pdf", _office_page_with_a_word_of_codes())
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    text = store.get(f"results/{document.doc_id}/text.txt").decode()
+    assert '"7+%-' not in text and "Phone" in text and "Call the harbour office by" in text
+    assert (page.status, page.engine) == ("ocr", "tesseract")
+    assert "rendering_disagrees" in page.signals and "does not show '\"7+%-'" in page.reason
+
+
+def test_with_ocr_off_a_word_of_glyph_codes_leaves_the_page_untrusted(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "office.pdf", _office_page_with_a_word_of_codes())
+    report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
+    (page,) = report.pages
+    assert (page.status, report.trusted) == ("needs_ocr", False)
+    assert "unverified_font" in page.signals and "'\"7+%-' may be glyph codes, not characters: drawn with Vera (builtin_encoding)" in page.reason
+
+
+def test_code_on_a_sound_page_whose_fonts_map_to_unicode_stays_trusted(tmp_path: Path, pdf_factory) -> None:
+    lines = ["Comments in the grammar run from -- to the end of the line, and every rule",
+             "is written name ::= definition; the arrow --> marks a production of the parser.",
+             *[f"The parser reads rule number {n} of the grammar and writes its table entry." for n in range(30)]]
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "grammar.pdf", pdf_factory.text_pdf([lines]))
+    report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
+    assert report.pages[0].status == "clean" and "unverified_font" not in report.pages[0].signals

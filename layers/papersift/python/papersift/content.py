@@ -154,6 +154,9 @@ class PageContent:
     line_boxes: list[list[float]] = field(default_factory=list)
     #: ... and the indices of the lines whose sampled character is set in a bold font
     bold_lines: list[int] = field(default_factory=list)
+    #: tokens of the text that may be a font's glyph codes, not its characters (formats.pdf's
+    #: _vouch_for_codes): the rendering check trusts the layer only where OCR reads each of them
+    unverified_text: list[str] = field(default_factory=list)
     #: a tagged PDF's page: the heading elements of its structure tree (title, level, page) in
     #: tree order (pdf_tags): document.md's headings when the document's tags hold up
     tag_headings: list[OutlineEntry] = field(default_factory=list)
@@ -217,6 +220,10 @@ class PageContent:
             out["bold_lines"] = list(self.bold_lines)
         else:
             del out["bold_lines"]
+        if self.unverified_text:
+            out["unverified_text"] = list(self.unverified_text)
+        else:
+            del out["unverified_text"]
         if self.tag_headings:
             out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
         else:

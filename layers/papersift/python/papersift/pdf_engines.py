@@ -1003,6 +1003,12 @@ class PdfHandle:
             truetype_glyphs=truetype,
         )
 
+    def token_fonts(self, number: int, tokens: Sequence[str]) -> dict[str, str]:
+        """Token -> the font its first character is drawn with (pdf_fonts.token_fonts)."""
+        if self.pdfium is None or not tokens:
+            return {}
+        return self._on_text_page(number, lambda page, textpage: pdf_fonts.token_fonts(textpage, tokens))
+
     def font_uses(self, number: int) -> list[FontUse]:
         """The fonts page ``number``'s text uses (over FONT_SUMMARY_SAMPLES characters), by name, for
         the page report: pdfium's facts for each (once per batch), and what the font dictionaries

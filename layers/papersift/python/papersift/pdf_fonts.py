@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +42,9 @@ UNDECODABLE = frozenset({NONSTANDARD_NAMES, TRUETYPE_WITHOUT_CMAP})
 #: doubts that leave the text unverified: nothing in the file maps the codes to Unicode, so the
 #: characters the engines give are a guess that only the words (or the rendered page) can confirm
 UNVERIFIED = UNDECODABLE | {IDENTITY_WITHOUT_UNICODE, BUILTIN_ENCODING}
+#: ... of which the fonts whose codes are a program's own numbering (a subsetter's, glyph ids), that
+#: every engine reads as if they were ASCII: the ones that turn a word into punctuation and figures
+CODE_NUMBERED = frozenset({TRUETYPE_WITHOUT_CMAP, IDENTITY_WITHOUT_UNICODE, BUILTIN_ENCODING})
 
 #: form XObjects nest; deeper than this is not worth walking for fonts
 MAX_FORM_DEPTH = 4
@@ -420,6 +423,30 @@ def _font_of(textpage: Any, index: int, fonts: dict[int, tuple[str, Any]]) -> tu
     if key not in fonts:
         fonts[key] = (_base_name(font), font)
     return fonts[key]
+
+
+def token_fonts(textpage: Any, tokens: Sequence[str]) -> dict[str, str]:
+    """Token -> base font name (subset tag stripped) of its first character where pdfium's text
+    holds it (its text search, case and whole words aside); tokens it does not find are left out."""
+    c = pdfium_c
+    found: dict[str, str] = {}
+    fonts: dict[int, tuple[str, Any]] = {}
+    for token in tokens:
+        if token in found:
+            continue
+        units = token.encode("utf-16-le")
+        needle = (ctypes.c_ushort * (len(units) // 2 + 1))(*memoryview(units).cast("H"), 0)
+        search = c.FPDFText_FindStart(textpage, needle, 0, 0)
+        if not search:
+            continue
+        try:
+            if c.FPDFText_FindNext(search):
+                name, _ = _font_of(textpage, c.FPDFText_GetSchResultIndex(search), fonts)
+                if name:
+                    found[token] = name
+        finally:
+            c.FPDFText_FindClose(search)
+    return found
 
 
 def _raw_base_name(font: Any) -> str:

@@ -1011,3 +1011,28 @@ def arabic_word_share(text: str) -> tuple[float, int]:
         return False
 
     return sum(map(is_word, words)) / len(words), len(words)
+
+
+#: a token made only of the codes a subsetter gives a font's first glyphs (0x21 '!' .. 0x3F '?'):
+#: punctuation and figures
+_LOW_CODES = re.compile(r"[\x21-\x3f]{3,}")
+#: ... of which these are what prose and figures are written with
+_PROSE_MARKS = frozenset(".,;:()-\"'%/")
+#: a number, a date, an amount, a range, a reference: figures with their marks
+_FIGURES = re.compile(r"[(\[]?[-+]?[$]?\d[\d.,:/\-]*%?[)\].,;:?!]*")
+
+
+def glyph_code_tokens(text: str) -> list[str]:
+    """The whitespace-separated tokens of ``text`` that read as a font's glyph codes, not words: at
+    least three characters, all between '!' and '?', two kinds of mark at least and one of them
+    not a mark prose uses ('"7+%-', '!"#', '%3*('), and not a number written with its marks
+    ('12.5%', '2021-2026', '(3)', '$70,000.'). Code and markup match as well ('-->', '::='): the caller asks
+    the fonts before it doubts them."""
+    found = []
+    for token in text.split():
+        if len(token) < 3 or not _LOW_CODES.fullmatch(token) or _FIGURES.fullmatch(token):
+            continue
+        marks = {char for char in token if not char.isdigit()}
+        if len(marks) >= 2 and marks - _PROSE_MARKS:
+            found.append(token)
+    return found

@@ -26,7 +26,7 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.pdf_fonts import PREDEFINED_CMAP, FontEvidence, FontUse, MathGlyphs
+from papersift.pdf_fonts import CODE_NUMBERED, PREDEFINED_CMAP, FontEvidence, FontUse, MathGlyphs
 from papersift.quality import (
     THIN_WORD_EVIDENCE,
     PageLayout,
@@ -34,6 +34,7 @@ from papersift.quality import (
     arabic_word_share,
     assess_text,
     character_agreement,
+    glyph_code_tokens,
     nonspace_count,
 )
 from papersift.report import EngineAttempt, ErrorRecord, PageFont, PageReport, PageStatus
@@ -132,6 +133,9 @@ class _PageWork:
     fonts: FontEvidence | None = None
     #: why candidates were turned down, for the page's reason
     notes: list[str] = field(default_factory=list)
+    #: tokens of the page's text that read as a font's glyph codes, drawn where a font no map in
+    #: the file ties to Unicode draws: the rendering check must read them (PageContent.unverified_text)
+    unverified_text: list[str] = field(default_factory=list)
 
 
 def _better(new: _Candidate, old: _Candidate | None) -> bool:
@@ -216,7 +220,8 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
         fonts=work.fonts.summary() if work.fonts is not None else [],
         font_summary=_font_summary(handle, number, {} if page_fonts is None else page_fonts),
     )
-    page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
+    page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields,
+                       unverified_text=list(work.unverified_text))
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
     if best is not None and text and best.engine == "pdfium":
@@ -437,7 +442,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # few dictionary words (codes, names, a table of numbers): the words vouch for little
     unvouched = short or not THIN_WORD_EVIDENCE.isdisjoint(best.verdict.signals)
     if not (suspect or script_only or unvouched):
-        return ladder
+        return _vouch_for_codes(handle, number, work, ladder)
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
     # found no Unicode for (a short page: a handful of characters to ask about)
     unmapped_share = work.page_unmapped / max(work.page_glyphs, 1)
@@ -531,6 +536,40 @@ def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: lis
         return ladder
     work.best = _distrusted(best, UNVERIFIED_FONT, f"no map in the file ties the page's characters to Unicode "
                             f"({fonts.describe()}) and its few words cannot vouch for them")
+    return []
+
+
+#: the tokens of a page looked at a page at most (a page of code can hold thousands)
+MAX_CODE_TOKENS = 20
+
+
+def _vouch_for_codes(handle: PdfHandle, number: int, work: _PageWork, ladder: list[str]) -> list[str]:
+    """Sound text whose words vouch for it may still hold a few words drawn by a font that maps
+    its glyphs to nothing: a subsetter numbers the glyphs from 0x21, and every engine reads such a
+    word as punctuation and figures ('"7+%-' for 'Phone', beside a page of good prose). Only such
+    tokens (``glyph_code_tokens``) make the page's fonts be asked, all of them; when one draws
+    with no map in the file (pdf_fonts.UNVERIFIED), the tokens are not trusted until the rendered
+    page reads them (ocr.pages: the rendering check must find each)."""
+    best = work.best
+    assert best is not None
+    tokens = glyph_code_tokens(best.text)[:MAX_CODE_TOKENS]
+    if not tokens:
+        return ladder
+    fonts = handle.font_evidence(number, dictionaries=True)
+    numbered = {name for name, kind in fonts.doubts if kind in CODE_NUMBERED} if fonts is not None else set()
+    if not numbered:
+        return ladder
+    drawn = handle.token_fonts(number, tokens)
+    doubted = [token for token in tokens if drawn.get(token) in numbered]
+    if not doubted:
+        return ladder
+    work.fonts = fonts
+    work.unverified_text = doubted
+    shown = ", ".join(f"'{token}'" for token in doubted[:3])
+    kinds = dict(fonts.doubts) if fonts is not None else {}
+    by = ", ".join(sorted({f"{drawn[token]} ({kinds[drawn[token]]})" for token in doubted}))
+    work.best = _distrusted(best, UNVERIFIED_FONT, f"{shown} may be glyph codes, not characters: drawn with "
+                            f"{by}, whose codes nothing in the file maps to Unicode")
     return []
 
 

@@ -214,12 +214,13 @@ def _checked(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttemp
     base = layer.report
     for attempt in attempts:
         attempt.signals.append(f"rendering check at {task.picture.dpi:.0f} dpi")
-    if agreement < VERIFIED_AGREEMENT:
+    # a few doubted tokens on a long page barely move the agreement: each must be read as well
+    if agreement < VERIFIED_AGREEMENT or unread_tokens(layer.unverified_text, best.reading.text):
         page = _whole_page(task, readings, attempts, errors, notes, started)
         report = page.report.replace(rendering_agreement=agreement,
                                      signals=[*page.report.signals, RENDERING_DISAGREES],
-                                     reason=f"{page.report.reason}; the text layer read otherwise ({agreement:.0%} "
-                                            f"of its characters agree with the rendered page)")
+                                     reason=f"{page.report.reason}; "
+                                            f"{disagreement(layer.unverified_text, best.reading.text, agreement)}")
         return replace(page, report=report)
     # the status the layer would have had, had its words been able to vouch for it
     first_engine = base.attempts[0].engine if base.attempts else base.engine
@@ -235,6 +236,19 @@ def _checked(task: OcrTask, readings: list[_Judged], attempts: list[EngineAttemp
                "the text layer stands",
         seconds=round(base.seconds + _since(started), 4), ocr=_details(best.reading, task, notes))
     return replace(layer, report=report, ocr_scope="", ocr_reason="", ocr_regions=[])
+
+
+def unread_tokens(doubted: Sequence[str], text: str) -> list[str]:
+    """The text layer's doubted tokens (``PageContent.unverified_text``) an OCR reading does not hold."""
+    read = "".join(text.split())
+    return [token for token in doubted if token not in read]
+
+
+def disagreement(doubted: Sequence[str], text: str, agreement: float) -> str:
+    """How a rendering check's reading ``text`` disagreed with the text layer, for the page's reason."""
+    unread = unread_tokens(doubted, text)
+    shown = f", which does not show {', '.join(repr(token) for token in unread[:3])}" if unread else ""
+    return f"the text layer read otherwise ({agreement:.0%} of its characters agree with the rendered page{shown})"
 
 
 def _note_once(notes: list[str], note: str) -> None:

@@ -20,7 +20,15 @@ from papersift.errors import PapersiftError
 from papersift.isolation import Limits, run_once
 from papersift.layout import JSON_CONTENT_TYPE
 from papersift.ledger import Invocation, textract_calls, textract_price
-from papersift.ocr.pages import RENDERING_DISAGREES, OcrEngines, OcrTask, Original, PictureReader, read_page
+from papersift.ocr.pages import (
+    RENDERING_DISAGREES,
+    OcrEngines,
+    OcrTask,
+    Original,
+    PictureReader,
+    disagreement,
+    read_page,
+)
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
 from papersift.ocr.routing import GLYPHS, PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
@@ -98,11 +106,11 @@ def _read_again(checked: PageContent, read: Callable[[OcrTask], PageContent], da
     layer_attempts = layer.report.attempts if layer is not None else []
     attempts = [*layer_attempts, *checked.report.attempts[len(layer_attempts):],
                 *page.report.attempts[len(layer_attempts):]]
+    told = disagreement(layer.unverified_text if layer is not None else (), checked.text,
+                        checked.report.rendering_agreement or 0.0)
     report = page.report.replace(attempts=attempts, rendering_agreement=checked.report.rendering_agreement,
                                  signals=[*page.report.signals, RENDERING_DISAGREES],
-                                 reason=f"{page.report.reason}; the text layer read otherwise "
-                                        f"({checked.report.rendering_agreement:.0%} of its characters agree with "
-                                        "the rendered page)")
+                                 reason=f"{page.report.reason}; {told}")
     return replace(page, report=report)
 
 
