@@ -4,12 +4,13 @@ takes a second opinion (pdfminer, pdftotext) costs beyond its first reading.
 
     .venv/bin/python bench/issue17_speed.py whole [--base REV] [--rounds 5]
     .venv/bin/python bench/issue17_speed.py second-opinion [--rounds 5]
+    .venv/bin/python bench/issue17_speed.py breakdown [--rounds 5]
 
 ``whole``: the issue's five files (a 117-page LaTeX math book, a 14-page LaTeX paper, a 14-page
 federal register issue, a one-page textbook excerpt, a one-page court transcript) are not in
 ../shared, so five stand-ins of the same kinds are read (``STAND_INS``): the book is the corpus's
-LaTeX papers (pdfTeX, dvipdfm, Ghostscript; CMR/CMMI/CMSY/CMEX and Latin Modern maths) joined page by
-page with pypdf into one 117-page file (``bench/.cache/latex-book-117p.pdf``), the others are
+LaTeX papers (pdfTeX and dvipdfm, Type 1 CMR/CMMI/CMSY/CMEX/MSBM: the fonts of TeX's own maths) joined
+page by page with pypdf into one 117-page file (``bench/.cache/latex-book-v2-117p.pdf``), the others are
 corpus files as they are. Workloads: the five in one command, each of the five in a command of
 its own (summed), and bench-pdfs (618 pages) in one command. Every command runs once a round, in
 turn (a burst of load from elsewhere hits them alike); CPU seconds are user + system of the
@@ -39,7 +40,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import CACHE, REPO, become_subreaper, reap_orphans
@@ -48,12 +51,12 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "files"
 BENCH_PDFS_DIR = SHARED / "bench-pdfs" / "files"
 #: the corpus's LaTeX papers, joined page by page (cycled) into the stand-in for the math book
-BOOK_SOURCES = ("us__multi-column.pdf", "pl__issue-982-example.pdf", "pd__issue-1061-colour-space-stack.pdf",
+BOOK_SOURCES = ("us__multi-column.pdf", "pl__issue-982-example.pdf", "pd__naacl06-shinyama.pdf",
                 "sf__pdflatex-4-pages.pdf", "us__multi-column-2p.pdf")
 BOOK_PAGES = 117
 #: kind in the issue -> stand-in
 STAND_INS = {
-    "117-page LaTeX math book": CACHE / "latex-book-117p.pdf",
+    "117-page LaTeX math book": CACHE / "latex-book-v2-117p.pdf",
     "14-page LaTeX paper": CORPUS / "us__multi-column.pdf",  # 13 pages, ACL, CMEX/CMSY
     "14-page federal register issue": BENCH_PDFS_DIR / "js__issue-316-example.pdf",  # 17 pages, journal
     "one-page textbook excerpt": CORPUS / "pj__issue16063.pdf",  # Acrobat, one page
@@ -214,6 +217,52 @@ def second_opinion(args: argparse.Namespace) -> None:
               f"{'met' if met == len(best) else 'NOT met'}: within it on {met} of {len(best)})")
 
 
+def breakdown(args: argparse.Namespace) -> None:
+    """Per stand-in, in one warm process, CPU seconds (best of ``rounds``): raw pypdfium2 reading
+    every page, papersift's pages (verdict, fonts, ladder), and the structure marked over them
+    (running heads, headings, paragraphs, hyphen repair: what assemble adds before writing)."""
+    import logging
+
+    import pypdfium2 as pdfium
+
+    from papersift.formats import pdf
+    from papersift.settings import Settings
+    from papersift.steps.assemble import mark_structure
+
+    logging.disable(logging.CRITICAL)
+    latex_book()
+    settings = Settings(ocr_mode="off")
+
+    def raw(data: bytes) -> None:
+        document = pdfium.PdfDocument(data)
+        for page in document:
+            page.get_textpage().get_text_range()
+
+    def ours(data: bytes) -> list[Any]:
+        count = pdf.page_count(data, settings)
+        pages: list[Any] = []
+        for first in range(1, count + 1, settings.page_batch_size):
+            pages += pdf.extract_pages(data, settings, first, min(first + settings.page_batch_size - 1, count))
+        return pages
+
+    def cpu(work: Callable[..., object], *args: Any) -> float:
+        started = time.process_time()
+        work(*args)
+        return time.process_time() - started
+
+    print("\n| stand-in | file | pages | raw pypdfium2 ms | papersift pages ms | structure ms | "
+          "papersift ms a page | pages on the ladder |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    for kind, path in STAND_INS.items():
+        data = path.read_bytes()
+        ours(data)  # warm: the engines' imports, the word lists
+        best = [min(cpu(raw, data) for _ in range(args.rounds)), min(cpu(ours, data) for _ in range(args.rounds))]
+        pages = ours(data)
+        best.append(min(cpu(mark_structure, pages, []) for _ in range(args.rounds)))
+        climbed = sum(len(page.report.attempts) > 1 for page in pages)
+        print(f"| {kind} | {path.name} | {len(pages)} | {1000 * best[0]:.0f} | {1000 * best[1]:.0f} | "
+              f"{1000 * best[2]:.0f} | {1000 * best[1] / len(pages):.2f} | {climbed} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -223,11 +272,9 @@ def main() -> None:
     whole_parser.add_argument("--no-goblin", action="store_true")
     opinion = commands.add_parser("second-opinion")
     opinion.add_argument("--rounds", type=int, default=5)
+    commands.add_parser("breakdown").add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    if args.command == "whole":
-        whole(args)
-    else:
-        second_opinion(args)
+    {"whole": whole, "second-opinion": second_opinion, "breakdown": breakdown}[args.command](args)
 
 
 if __name__ == "__main__":
