@@ -6,6 +6,7 @@ document, never from one page; text.txt is never touched, only the Markdown and 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -13,6 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+
+from papersift.markdown import plain_text
 
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
@@ -152,16 +155,21 @@ def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
 def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bool) -> bool:
     """One round of ``running_lines``: adds what it finds to ``found``; whether it found any."""
     seen: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    numbers: dict[tuple[str, str], dict[int, tuple[int, int]]] = defaultdict(dict)
+    # per edge, one page-number candidate a page: (line, value, role); a number alone before a head
+    # that carries one, as a book prints a bare number on a chapter's first page and the number in
+    # the running head on the others: the two are one series of page numbers
+    numbers: dict[str, dict[int, tuple[int, int, str]]] = defaultdict(dict)
     for page_index, lines in enumerate(pages):
         for line_index, position in _edges(lines, found[page_index], inner):
             value = _bare_number(lines[line_index])
             if value is not None:
-                numbers[(position, PAGE_NUMBER)].setdefault(page_index, (line_index, value))
+                held = numbers[position].get(page_index)
+                if held is None or held[2] != PAGE_NUMBER:
+                    numbers[position][page_index] = (line_index, value, PAGE_NUMBER)
                 continue
             value = _end_number(lines[line_index])
             if value is not None:
-                numbers[(position, position)].setdefault(page_index, (line_index, value))
+                numbers[position].setdefault(page_index, (line_index, value, position))
             key = _running_key(lines[line_index])
             if not any(char.isalpha() for char in key.replace("#", "")):
                 continue  # a row of figures repeats in form, not as a running head
@@ -175,7 +183,7 @@ def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bo
         if len(entries) >= needed or (len(entries) >= MIN_RUNNING_PAGES and len(entries) >= RUN_DENSITY * span):
             for page_index, line_index in entries:
                 added |= found[page_index].setdefault(line_index, position) == position
-    for (_, role), by_page in numbers.items():
+    for by_page in numbers.values():
         numbered = sorted(by_page)
         confirmed = [
             page for k, page in enumerate(numbered)
@@ -184,18 +192,26 @@ def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bo
         ]
         if len(confirmed) >= MIN_RUNNING_PAGES:
             for page in confirmed:
-                found[page][by_page[page][0]] = role
+                line_index, _, role = by_page[page]
+                found[page][line_index] = role
                 added = True
     return added
 
 
 def _heading_key(text: str) -> str:
-    """Titles and lines compared without case, spacing or typographic quote and dash variants."""
-    return "".join(text.translate(_QUOTES).casefold().split()).replace("--", "-")
+    """Titles and lines compared without case, spacing, hyphens or typographic quote variants (an
+    outline's "Nonregular files" is printed "Non-regular files")."""
+    return "".join(text.translate(_QUOTES).casefold().split()).replace("-", "")
 
 
-#: what a page may print before an outline title: its number (``2.``, ``IV``, ``3.1)``)
-_NUMBERING = re.compile(r"(?:\d{1,3}|[ivxlcdm]{1,6}|[a-z])(?:[.:)]|\.\d{1,3})*[.:)\-]?")
+#: the words a page prints before a section's number or letter (``Appendix A``, ``Kapitel 3``)
+_LABEL_WORDS = ("chapter|appendix|section|part|annex|lecture|lesson|unit|article|book|kapitel|anhang|"
+                "abschnitt|teil|chapitre|annexe|partie|capítulo|capitulo|apéndice|apendice|sección|seccion|"
+                "parte|capitolo|appendice|sezione|hoofdstuk|bijlage|rozdział|глава|приложение|раздел")
+#: what a page may print before an outline title: its number (``2.``, ``IV``, ``3.1)``), its
+#: label (``Appendix`` before an outline's ``A Copying``), or both
+_NUMBERING = re.compile(rf"(?:{_LABEL_WORDS})|(?:(?:{_LABEL_WORDS})[.:]?)?"
+                        r"(?:\d{1,3}|[ivxlcdm]{1,6}|[a-z])(?:[.:)]|\.\d{1,3})*[.:)\-]?")
 
 
 #: a label before a colon (``10:``, ``chapter1:``, ``chapterten:``) is at most this long, and the
@@ -414,6 +430,19 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
             typical = document_typical
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
+    return out
+
+
+def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:
+    """An OCR'd page's blocks (its engine's layout, with boxes), those that lines ``found`` set
+    apart (running heads, footers, page numbers: the document's evidence, which one page's layout
+    cannot give) cover whole taking their role; the boxes stay the engine's."""
+    roles = {block.line: block.role for block in found if block.role in SET_APART}
+    out = []
+    for block in boxed:
+        covered = [roles.get(index) for index in range(block.line, block.line + block.lines)]
+        role = covered[0] if covered and None not in covered else None
+        out.append(block if role is None else dataclasses.replace(block, role=role, level=0))
     return out
 
 
@@ -677,20 +706,20 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
     while index < len(lines):
         block = by_line.get(index)
         if block is None:
-            out.append(lines[index])
+            out.append(plain_text(lines[index]))
             index += 1
             previous = ""
             continue
         if block.role == HEADING:
             out.extend(["", f"{'#' * block.level} {block.text}", ""])
         elif block.role == PARAGRAPH:
-            out.extend(["", block.text, ""])
+            out.extend(["", plain_text(block.text), ""])
         elif block.role == LIST_ITEM:
             if previous != LIST_ITEM:
                 out.append("")
             out.append(_list_markdown(block.text))
         elif block.role == LINES:
-            out.extend(lines[index:index + block.lines])
+            out.extend(plain_text(line) for line in lines[index:index + block.lines])
         if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES):
             previous = block.role
         index += block.lines

@@ -25,6 +25,7 @@ from papersift.formats._ooxml import (
     text_of,
     unit_report,
 )
+from papersift.markdown import plain_text
 from papersift.settings import Settings
 
 _SKIP_IN_PARAGRAPH = frozenset(
@@ -117,7 +118,7 @@ class _WordReader:
             return "#" * min(level, 6) + " " + line
         if listed:
             return "- " + line
-        return text
+        return plain_text(text)
 
     def _table(self, tbl: etree._Element) -> Block:
         rows: list[list[str]] = []

@@ -27,6 +27,7 @@ from papersift.content import EmbeddedPicture, PageContent, Table
 from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
 from papersift.formats._xml import read_xml
+from papersift.markdown import plain_text
 from papersift.plaintext import decode_text
 from papersift.settings import Settings
 
@@ -361,7 +362,7 @@ def render_blocks(blocks: list[Block]) -> tuple[str, str, list[Table]]:
             md_parts.append("```\n" + block.text + "\n```")
         else:
             text_parts.append(block.text)
-            md_parts.append(block.text)
+            md_parts.append(plain_text(block.text))
     return "\n".join(text_parts), "\n\n".join(md_parts), tables
 
 

@@ -26,6 +26,7 @@ from papersift.formats._ooxml import (
     text_of,
     unit_report,
 )
+from papersift.markdown import plain_text
 from papersift.settings import Settings
 
 _NOTES_SKIP_PLACEHOLDERS = frozenset({"sldImg", "sldNum", "hdr", "ftr", "dt"})
@@ -87,7 +88,7 @@ class _SlideReader:
         if self._placeholder(shape) in ("title", "ctrTitle"):
             yield Block(text=text, markdown="### " + " ".join(text.split()))
         else:
-            yield Block(text=text, markdown=text)
+            yield Block(text=text, markdown=plain_text(text))
 
     def _frame(self, frame: etree._Element) -> Iterator[Block]:
         for el in frame.iter():

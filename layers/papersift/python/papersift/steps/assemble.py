@@ -209,15 +209,17 @@ def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
 
 def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
     """Give each page its structure blocks (running heads, page numbers, outline headings),
-    decided over the whole document; units whose Markdown is their own, and OCR'd pages whose
-    engine gave their layout (ocr/blocks.py), are left alone."""
+    decided over the whole document; units whose Markdown is their own are left alone, and OCR'd
+    pages whose engine gave their layout (ocr/blocks.py) keep its blocks, running heads named."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
     breaks = [page.hyphen_breaks for page in pages]
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
     for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights), strict=True):
         if any(block.bbox is not None for block in page.blocks):
-            continue  # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
-        page.blocks = blocks
+            # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
+            page.blocks = structure.set_apart_boxed(page.blocks, blocks)
+        else:
+            page.blocks = blocks
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)
