@@ -98,8 +98,15 @@ def checkout(revision: str, into: Path) -> Path:
     data.mkdir(exist_ok=True)
     for words in built.glob("words-*"):
         shutil.copy2(words, data / words.name)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into / "layers"), str(into / "cli")], check=True)
-    return into
+    return compiled(into)
+
+
+def compiled(root: Path) -> Path:
+    """``root``'s modules byte-compiled, as an install has them (PYTHONDONTWRITEBYTECODE, set on this
+    machine, would leave every run compiling them from source: ~60 ms a process)."""
+    parts = [str(root / part) for part in ("layers", "cli", "infra", "functions")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *parts], check=True)
+    return root
 
 
 def papersift_command(root: Path) -> tuple[list[str], dict[str, str]]:
@@ -132,7 +139,7 @@ def whole(args: argparse.Namespace) -> None:
                  "bench-pdfs (10 files, 618 pages), one command": [bench]}
     with tempfile.TemporaryDirectory() as tmp:
         trees = {f"papersift {args.base}": checkout(args.base, Path(tmp) / "base")} if args.base else {}
-        trees["papersift (this tree)"] = REPO
+        trees["papersift (this tree)"] = compiled(REPO)
         runners: dict[str, tuple[list[str], dict[str, str] | None]] = {
             name: papersift_command(root) for name, root in trees.items()}
         if not args.no_goblin:
@@ -197,14 +204,15 @@ def second_opinion(args: argparse.Namespace) -> None:
                         continue
                     key = (name, page.report.number)
                     extra = page.report.seconds - attempts[0].seconds
-                    engines[key] = "+".join(dict.fromkeys(a.engine for a in attempts[1:]))
+                    engines[key] = " + ".join(f"{a.engine} {1000 * a.seconds:.0f}" for a in attempts[1:])
                     if round_ == 0:
                         first[key] = extra
                     else:
                         seconds.setdefault(key, []).append(extra)
     print(f"load average at the end {os.getloadavg()}; best of {args.rounds} warm readings (a first reading, "
           "paying each engine's import, apart)")
-    print("\n| file | page | engines after pdfium | extra ms, first reading | extra ms, warm best | warm median |"
+    print("\n| file | page | engines after pdfium (ms, last reading) | extra ms, first reading | extra ms, warm best | "
+          "warm median |"
           "\n|---|---:|---|---:|---:|---:|")
     for key, runs in sorted(seconds.items()):
         print(f"| {key[0]} | {key[1]} | {engines[key]} | {1000 * first.get(key, 0.0):.1f} | {1000 * min(runs):.1f} | "
