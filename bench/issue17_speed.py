@@ -5,6 +5,7 @@ takes a second opinion (pdfminer, pdftotext) costs beyond its first reading.
     .venv/bin/python bench/issue17_speed.py whole [--base REV] [--rounds 5]
     .venv/bin/python bench/issue17_speed.py second-opinion [--rounds 5]
     .venv/bin/python bench/issue17_speed.py breakdown [--rounds 5]
+    .venv/bin/python bench/issue17_speed.py floor [--rounds 9]
 
 ``whole``: the issue's five files (a 117-page LaTeX math book, a 14-page LaTeX paper, a 14-page
 federal register issue, a one-page textbook excerpt, a one-page court transcript) are not in
@@ -23,11 +24,15 @@ corpus's native, broken-font and mixed PDFs through ``pdf.extract_pages`` (OCR o
 second opinion when its attempts name pdfminer or pdftotext. Its extra cost is the page's seconds
 less its first (pdfium) attempt's, on a second reading of the document in the same process (the
 first reading pays each engine's import once: shown apart).
+
+``breakdown``: per stand-in, in one warm process, raw pypdfium2 against papersift's pages and the
+structure assemble marks over them. ``floor``: where one command on a one-page PDF spends its CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import csv
 import io
@@ -271,6 +276,52 @@ def breakdown(args: argparse.Namespace) -> None:
               f"{1000 * best[2]:.0f} | {1000 * best[1] / len(pages):.2f} | {climbed} |")
 
 
+FLOOR_PROBE = """
+import resource, sys, time
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+marks = [("interpreter and site", cpu())]
+import papersift_cli.main as cli
+marks.append(("the command's imports", cpu()))
+from papersift.steps.extract import preload_for_workers
+preload_for_workers()
+marks.append(("loaded before the workers fork (the PDF reader, word lists, page records)", cpu()))
+from papersift.report_page import compiled_template
+compiled_template()
+marks.append(("report.html's template compiled", cpu()))
+cli.main(["extract", "--quiet", "--ocr", "off", "--out", sys.argv[1], sys.argv[2]])
+marks.append(("the work in the command (plan, assemble, writing; their imports)", cpu()))
+print(repr([(name, own, kids) for name, (own, kids) in marks]))
+"""
+
+
+def floor(args: argparse.Namespace) -> None:
+    """Where one ``papersift extract --ocr off`` of a one-page PDF spends its CPU seconds, from
+    marks inside the command's process (best of ``rounds`` fresh interpreters, each part its best)."""
+    compiled(REPO)
+    sample = STAND_INS["one-page court transcript"]
+    env = papersift_command(REPO)[1]
+    parts: dict[str, list[float]] = {}
+    totals: list[float] = []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as out:
+            shown = subprocess.run([sys.executable, "-c", FLOOR_PROBE, str(Path(out) / "o"), str(sample)], env=env,
+                                   capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        marks = ast.literal_eval(shown)
+        before = 0.0
+        for name, own, _kids in marks:
+            parts.setdefault(name, []).append(own - before)
+            before = own
+        parts.setdefault("the workers (forked: plan, extract)", []).append(marks[-1][2])
+        totals.append(marks[-1][1] + marks[-1][2])
+    print(f"\n{sample.name}, best of {args.rounds}; load average {os.getloadavg()[0]:.1f}\n")
+    print("| part | CPU ms (best) | median |\n|---|---:|---:|")
+    for name, values in parts.items():
+        print(f"| {name} | {1000 * min(values):.0f} | {1000 * statistics.median(values):.0f} |")
+    print(f"| whole command | {1000 * min(totals):.0f} | {1000 * statistics.median(totals):.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -281,8 +332,9 @@ def main() -> None:
     opinion = commands.add_parser("second-opinion")
     opinion.add_argument("--rounds", type=int, default=5)
     commands.add_parser("breakdown").add_argument("--rounds", type=int, default=5)
+    commands.add_parser("floor").add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
-    {"whole": whole, "second-opinion": second_opinion, "breakdown": breakdown}[args.command](args)
+    {"whole": whole, "second-opinion": second_opinion, "breakdown": breakdown, "floor": floor}[args.command](args)
 
 
 if __name__ == "__main__":
