@@ -6,6 +6,7 @@ takes a second opinion (pdfminer, pdftotext) costs beyond its first reading.
     .venv/bin/python bench/issue17_speed.py second-opinion [--rounds 5]
     .venv/bin/python bench/issue17_speed.py breakdown [--rounds 5]
     .venv/bin/python bench/issue17_speed.py floor [--rounds 9]
+    .venv/bin/python bench/issue17_speed.py cold-start [--base REV] [--rounds 11]
 
 ``whole``: the issue's five files (a 117-page LaTeX math book, a 14-page LaTeX paper, a 14-page
 federal register issue, a one-page textbook excerpt, a one-page court transcript) are not in
@@ -27,6 +28,8 @@ first reading pays each engine's import once: shown apart).
 
 ``breakdown``: per stand-in, in one warm process, raw pypdfium2 against papersift's pages and the
 structure assemble marks over them. ``floor``: where one command on a one-page PDF spends its CPU.
+``cold-start``: the extract Lambda's init + first page, beyond the interpreter, without the
+process's teardown (a Lambda's process is not torn down after its init).
 """
 
 from __future__ import annotations
@@ -322,6 +325,57 @@ def floor(args: argparse.Namespace) -> None:
     print(f"| whole command | {1000 * min(totals):.0f} | {1000 * statistics.median(totals):.0f} |")
 
 
+#: the extract Lambda's init and a first page (bench/pdf_throughput.py's COLD_START_LAMBDA), ended by
+#: os._exit: a Lambda's process is never torn down after its init, and freeing the ~95,000 objects
+#: of botocore, pydantic and the core at exit costs 60-90 ms that the round tables counted as init
+COLD_START = """
+import os, sys
+task_root = os.path.join(os.getcwd(), "functions", "extract")
+sys.path.insert(0, task_root)
+os.environ.update(AWS_DEFAULT_REGION="us-east-1", LAMBDA_TASK_ROOT=task_root, AWS_LAMBDA_FUNCTION_NAME="extract",
+                  PYDANTIC_DISABLE_PLUGINS="__all__", AWS_LAMBDA_FUNCTION_MEMORY_SIZE="1024")
+import app
+from papersift.formats import pdf
+from papersift.settings import Settings
+pdf.extract_pages(open(sys.argv[1], "rb").read(), Settings(ocr_mode="off"), 1, 1)
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def cold_start(args: argparse.Namespace) -> None:
+    """The extract Lambda's init + first page beyond the interpreter's own start (``python -c`` of
+    ``os._exit(0)``), wall and CPU, this tree and ``--base`` interleaved."""
+    sample = BENCH_PDFS / "mo__freeculture.pdf"  # bench/pdf_throughput.py's sample: bench-pdfs' first file
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {args.base: checkout(args.base, Path(tmp) / "base")} if args.base else {}
+        trees["this tree"] = compiled(REPO)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in [*trees, "interpreter"]}
+        for _ in range(args.rounds):
+            for name, root in trees.items():
+                env = {**os.environ, "PYTHONPATH": str(root / "layers" / "papersift" / "python")}
+                runs[name].append(timed([sys.executable, "-c", COLD_START, str(sample)], env, root))
+            runs["interpreter"].append(timed([sys.executable, "-c", "import os; os._exit(0)"], None, REPO))
+    alone = runs.pop("interpreter")
+    wall0, cpu0 = min(r[0] for r in alone), min(r[1] for r in alone)
+    print(f"\nload average {os.getloadavg()[0]:.1f}; interpreter alone: wall {wall0:.3f} s, CPU {cpu0:.3f} s; "
+          f"best and median of {args.rounds}\n")
+    print("| tree | wall s beyond the interpreter (best / median) | CPU s beyond it (best / median) |\n|---|---:|---:|")
+    for name, samples in runs.items():
+        walls, cpus = [r[0] - wall0 for r in samples], [r[1] - cpu0 for r in samples]
+        print(f"| {name} | {min(walls):.3f} / {statistics.median(walls):.3f} | {min(cpus):.3f} / "
+              f"{statistics.median(cpus):.3f} |")
+
+
+def timed(command: list[str], env: dict[str, str] | None, cwd: Path) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, env=env, cwd=cwd, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -333,8 +387,12 @@ def main() -> None:
     opinion.add_argument("--rounds", type=int, default=5)
     commands.add_parser("breakdown").add_argument("--rounds", type=int, default=5)
     commands.add_parser("floor").add_argument("--rounds", type=int, default=9)
+    cold = commands.add_parser("cold-start")
+    cold.add_argument("--base", default="", help="a git revision to run beside this tree")
+    cold.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args()
-    {"whole": whole, "second-opinion": second_opinion, "breakdown": breakdown, "floor": floor}[args.command](args)
+    {"whole": whole, "second-opinion": second_opinion, "breakdown": breakdown, "floor": floor,
+     "cold-start": cold_start}[args.command](args)
 
 
 if __name__ == "__main__":
