@@ -209,3 +209,38 @@ def test_a_scanned_books_running_head_and_page_numbers_are_set_apart_in_their_bo
     markdown = store.get(prefix + MARKDOWN_FILE).decode()
     assert "HARBOUR LOG" not in markdown and "the master writes each one" in markdown
     assert "THE HARBOUR LOG OF SHIPS" in store.get(prefix + TEXT_FILE).decode(), "text.txt keeps every line"
+
+
+def test_textract_is_asked_for_layout_only_where_the_settings_want_it_and_each_call_is_priced_as_asked() -> None:
+    from papersift.ledger import textract_price
+
+    replay = ReplayingTextract()
+    reader = TextractReader(replay.client)
+    plain, layout = reader.read(input_bytes("single-page-1.png")), reader.read(input_bytes("test.png"), layout=True)
+    both = reader.read(input_bytes("test.png"), tables=True, layout=True)
+    assert [(c.operation, c.params.get("FeatureTypes")) for c in replay.calls] == [
+        ("DetectDocumentText", None), ("AnalyzeDocument", ["LAYOUT"]), ("AnalyzeDocument", ["TABLES", "LAYOUT"])]
+    assert (plain.api, layout.api, both.api) == ("DetectDocumentText", "AnalyzeDocumentLayout",
+                                                 "AnalyzeDocumentTablesLayout")
+    assert plain.boxes == () and layout.boxes and both.boxes and both.tables
+    settings = Settings()
+    assert [textract_price(r.api or "", settings) for r in (plain, layout, both)] == [0.0015, 0.004, 0.015]
+
+
+def test_a_picture_textract_reads_with_layout_gets_blocks_with_roles_and_boxes_and_the_ledger_counts_it(
+        tmp_path: Path) -> None:
+    """Through the local chain (`papersift extract`'s), Textract answered by its recorded response."""
+    replay = ReplayingTextract()
+    store, settings = LocalDirStore(tmp_path / "store"), Settings(ocr_mode="textract-first", textract_layout=True)
+    document = drop(store, tmp_path, "test.png", input_bytes("test.png"))
+    report = process_document(store, document, settings,
+                              engines=default_engines(replay.client, page_seconds=60, layout=True))
+    assert [(c.operation, c.params["FeatureTypes"]) for c in replay.calls] == [("AnalyzeDocument", ["LAYOUT"])]
+    assert [(page.status, page.engine) for page in report.pages] == [("ocr", "textract")]
+    blocks = json.loads(store.get(results_prefix(document.doc_id) + page_file(1)))["blocks"]
+    assert len(blocks) >= 2 and PARAGRAPH in {b["role"] for b in blocks}
+    for block in blocks:
+        x0, y0, x1, y1 = block["bbox"]
+        assert 0.0 <= x0 < x1 <= 1.0 and 0.0 <= y0 < y1 <= 1.0
+    assert report.cost["textract_pages"] == {"AnalyzeDocumentLayout": 1}
+    assert report.cost["usd"]["textract"] == 0.004 and report.cost["usd_all_textract"] == 0.004
