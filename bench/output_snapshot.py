@@ -3,6 +3,7 @@ that a refactor changes no behaviour (issue 21: "the corpus, bench-pdfs and e2e 
 byte-identical before and after").
 
     .venv/bin/python bench/output_snapshot.py run OUT              # extract corpus + bench-pdfs, OCR off and on
+    .venv/bin/python bench/output_snapshot.py run OUT --ocr off    # the text-layer path only
     .venv/bin/python bench/output_snapshot.py digest OUT > a.json  # one line per result file
     .venv/bin/python bench/output_snapshot.py compare a.json b.json
 
@@ -56,8 +57,8 @@ def digest(out: Path) -> dict[str, str]:
     }
 
 
-def run(out: Path) -> None:
-    for ocr in ("off", "local-first"):
+def run(out: Path, modes: tuple[str, ...] = ("off", "local-first")) -> None:
+    for ocr in modes:
         for name, folder in INPUT_SETS.items():
             if not folder.is_dir():
                 print(f"skip {name}: {folder} is absent", file=sys.stderr)
@@ -83,14 +84,17 @@ def compare(before: Path, after: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("run").add_argument("out", type=Path)
+    run_parser = commands.add_parser("run")
+    run_parser.add_argument("out", type=Path)
+    run_parser.add_argument("--ocr", action="append", choices=("off", "local-first"),
+                            help="only these OCR modes (repeatable; default: both)")
     commands.add_parser("digest").add_argument("out", type=Path)
     compare_parser = commands.add_parser("compare")
     compare_parser.add_argument("before", type=Path)
     compare_parser.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "run":
-        run(args.out)
+        run(args.out, tuple(args.ocr or ("off", "local-first")))
         return 0
     if args.command == "digest":
         json.dump(digest(args.out), sys.stdout, indent=0, sort_keys=True)

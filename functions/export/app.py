@@ -23,7 +23,8 @@ from papersift.steps.export import item_update, run_export
 from papersift.storage import S3ObjectStore
 
 logger = Logger()
-tracer = Tracer()
+# only botocore: patching everything X-Ray supports imports requests (~20 ms of every cold start)
+tracer = Tracer(patch_modules=("boto3",))
 metrics = Metrics()
 s3 = boto3.client("s3")
 table = boto3.resource("dynamodb").Table(os.environ[TABLE_NAME_ENV])

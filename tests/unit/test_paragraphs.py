@@ -21,6 +21,7 @@ from papersift.structure import (
     PARAGRAPH,
     Block,
     DocumentWords,
+    hyphen_breaks,
     hyphenated,
     join_lines,
     markdown_body,
@@ -150,6 +151,17 @@ def test_a_pdf_gets_paragraphs_with_its_hyphenation_mended_and_text_txt_as_read(
     page = json.loads(store.get(prefix + page_file(1)))
     assert [b["role"] for b in page["blocks"]] == [PARAGRAPH]
     assert page["hyphen_breaks"] == [["exam", "ple"], ["well", "known"], ["pre", "and"]]
+
+
+@pytest.mark.parametrize(("raw", "breaks"), [
+    ("exam\x02ple and well\ufffeknown", (("exam", "ple"), ("well", "known"))),
+    ("ab\x02cd\x02ef", (("ab", "cd"),)),  # the letters a break took are not the next one's
+    ("x \x02ab\x02cd", (("ab", "cd"),)),  # a mark with no letters before it is none
+    ("ab\x02 cd\x02\x02ef", ()),
+    ("Stra\u00dfen\x02bahn 12\x02ab", (("Stra\u00dfen", "bahn"),)),  # digits are no letters
+])
+def test_the_layers_hyphen_marks_give_the_letters_on_both_sides_read_from_left_to_right(raw, breaks):
+    assert hyphen_breaks(raw) == breaks
 
 
 def _pdfs() -> list[Path]:

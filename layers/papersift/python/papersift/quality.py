@@ -248,23 +248,35 @@ _CHEMICAL = re.compile(r"(?:[A-Z][a-z]?)+\d*")
 _BEYOND_LATIN = re.compile(
     r"[^\x00-\u024f\u1e00-\u1eff\u2000-\u206f\u20a0-\u20cf\u2100-\u22ff\u25a0-\u25ff\ufb00-\ufb06\s]"
 )
-#: a Han (Extension A and B.. included), kana or Hangul character: what the national sets judge
-_EAST_ASIAN = re.compile(
-    r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-    r"\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
-)
 _ARABIC_WORD = re.compile(r"[\u0621-\u064a\u0671-\u06d3]+")
-_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
-    ("kana", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),
-    ("hangul", re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")),
-    ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")),
-    ("cyrillic", re.compile(r"[\u0400-\u052f]")),
-    ("greek", re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")),
-    ("hebrew", re.compile(r"[\u0590-\u05ff]")),
-    ("devanagari", re.compile(r"[\u0900-\u097f]")),
-    ("thai", re.compile(r"[\u0e00-\u0e7f]")),
-)
+
+
+# Patterns only a page beyond Latin needs, compiled on its first need (~5 ms a process, a tenth of
+# the core's import, that a process reading Latin text never spends), memoised: pure functions of
+# constant patterns.
+@functools.cache
+def _east_asian() -> re.Pattern[str]:
+    """A Han (Extension A and B.. included), kana or Hangul character: what the national sets judge."""
+    return re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+                      r"\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]")
+
+
+@functools.cache
+def _scripts() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each script family the verdict names, and its characters."""
+    return (
+        ("cjk", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")),
+        ("kana", re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),
+        ("hangul", re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")),
+        ("arabic", re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")),
+        ("cyrillic", re.compile(r"[\u0400-\u052f]")),
+        ("greek", re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")),
+        ("hebrew", re.compile(r"[\u0590-\u05ff]")),
+        ("devanagari", re.compile(r"[\u0900-\u097f]")),
+        ("thai", re.compile(r"[\u0e00-\u0e7f]")),
+    )
+
+
 _SCRIPT_LANGUAGE = {
     "hangul": "ko", "arabic": "ar", "cyrillic": "ru", "greek": "el",
     "hebrew": "he", "devanagari": "hi", "thai": "th",
@@ -686,7 +698,7 @@ def _decoded(codec: str, leads: bytes, trails: bytes, prefix: bytes = b"") -> se
 def _national_plausibility(text: str) -> tuple[int, int, int]:
     """(Han, kana and Hangul characters, of them outside every common national set, of those only
     in JIS X 0212)."""
-    found = _EAST_ASIAN.findall(text)
+    found = _east_asian().findall(text)
     if not found:
         return 0, 0, 0
     common, rare = national_charsets()
@@ -787,7 +799,7 @@ def _number_chars(text: str, nonspace: int) -> int:
 
 def _script_language(text: str, script: str) -> str | None:
     if script == "cjk":
-        return "ja" if _SCRIPTS[1][1].search(text) else "zh"
+        return "ja" if _scripts()[1][1].search(text) else "zh"
     return _SCRIPT_LANGUAGE.get(script)
 
 
@@ -816,7 +828,7 @@ def _dominant_script(text: str, letters: int) -> str:
     non_latin = len(_NON_LATIN_LETTER.findall(text))
     if non_latin <= _T.latin_non_latin * letters:
         return "latin"
-    counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPTS if name != "kana"}
+    counts = {name: len(pattern.findall(text)) for name, pattern in _scripts() if name != "kana"}
     counts["latin"] = letters - non_latin
     unclassified = letters - sum(counts.values())
     # Korean mixes Hanja, Japanese mixes kana and kanji: those count as one family

@@ -789,7 +789,11 @@ _MAX_PART = 64
 _WORD = re.compile(r"\w+")
 #: ... each found on its own up to this many words, then all of the text's words counted at once
 MAX_WORDS_FOUND = 40
-_LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
+#: pdfium's mark where it joined a word over a line-end hyphen, and the letters after it; the
+#: letters before it are read from the reversed text (``_LETTERS``): a pattern that starts with a
+#: letter run is tried at every letter of the page, one that starts with the mark only at marks
+_LAYER_BREAK = re.compile(r"[\x02\ufffe]([^\W\d_]*)")
+_LETTERS = re.compile(r"[^\W\d_]+")
 #: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
 #: languages: the hyphen stays with a space after it
 _CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en"})
@@ -863,8 +867,19 @@ class DocumentWords:
 
 def hyphen_breaks(raw: str) -> tuple[tuple[str, str], ...]:
     """The (before, after) letters around each mark pdfium puts where it joined a word broken
-    over a hyphen at the end of a line (``\\x02`` in its bounded text, U+FFFE in its full text)."""
-    return tuple((m.group(1), m.group(2)) for m in _LAYER_BREAK.finditer(raw))
+    over a hyphen at the end of a line (``\\x02`` in its bounded text, U+FFFE in its full text), as
+    ``([^\\W\\d_]+)[\\x02\\ufffe]([^\\W\\d_]+)`` finds them from left to right: letters the break
+    before took are not the next one's (``ab\\x02cd\\x02ef`` is one break), a mark without letters on
+    both sides is none."""
+    breaks = []
+    backwards, size, taken = raw[::-1], len(raw), 0  # taken: where the last break's letters end
+    for mark in _LAYER_BREAK.finditer(raw):
+        head = _LETTERS.match(backwards, size - mark.start())  # the letters before the mark, reversed
+        if head is None or not mark.group(1) or size - head.end() < taken:
+            continue
+        breaks.append((head.group()[::-1], mark.group(1)))
+        taken = mark.end()
+    return tuple(breaks)
 
 
 def hyphenated(head: str, tail: str, words: DocumentWords, known: Callable[[str], bool]) -> str:
