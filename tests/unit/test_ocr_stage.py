@@ -385,7 +385,8 @@ def test_with_ocr_off_a_word_of_glyph_codes_leaves_the_page_untrusted(tmp_path: 
     report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
     (page,) = report.pages
     assert (page.status, report.trusted) == ("needs_ocr", False)
-    assert "unverified_font" in page.signals and "'\"7+%-' may be glyph codes, not characters: drawn with Vera (builtin_encoding)" in page.reason
+    assert "unverified_font" in page.signals
+    assert "'\"7+%-' may be glyph codes, not characters: drawn with Vera (builtin_encoding)" in page.reason
 
 
 def test_code_on_a_sound_page_whose_fonts_map_to_unicode_stays_trusted(tmp_path: Path, pdf_factory) -> None:
