@@ -1,7 +1,7 @@
 """Peak memory of the hostile inputs (issue 20): every process of `papersift run` and `papersift
 extract` over the bad-input suite stays under 1 GiB, and which input drives the peak.
 
-    .venv/bin/python bench/hostile_memory.py       # both commands over all, then each big input alone
+    .venv/bin/python bench/hostile_memory.py       # both commands over all, then each big input alone (both)
     .venv/bin/python bench/hostile_memory.py --commands extract --alone all --only-alone
     .venv/bin/python bench/hostile_memory.py --alone one-line-100mb.html,words-120mb.docx --only-alone
 
@@ -17,8 +17,9 @@ Per command: exit, wall, CPU, the peak RSS from ``os.wait4`` (the command or any
 reaped), the command's own high-water mark, and the largest other process (a lane, a page worker,
 the fork server, tesseract) with its command line, sampled from /proc every 0.1 s
 (bench/common.py's run_measured). Then each big input (``--alone big``, the default: the inputs
-of 10 MB or more) or every input (``--alone all``) alone through `papersift extract`: the same
-numbers, which say which input drives the peak. One command at a time: the machine is shared.
+of 10 MB or more) or every input (``--alone all``) alone through `papersift extract` and
+`papersift run` (``--alone-commands``): the same numbers, which say which input drives the
+peak. One command at a time: the machine is shared.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", default="extract,run", help="the whole set through these (extract,run)")
     parser.add_argument("--alone", default="big", help="big (inputs of 10 MB or more), all, none, or input names")
     parser.add_argument("--only-alone", action="store_true", help="skip the whole-set runs")
+    parser.add_argument("--alone-commands", default="extract,run", help="each input alone through these")
     parser.add_argument("--no-issue20", action="store_true", help="only the issue-11 suite")
     args = parser.parse_args(argv)
 
@@ -190,16 +192,17 @@ def main(argv: list[str] | None = None) -> int:
                       or path.name in names)
             if not wanted:
                 continue
-            print(f"  alone: {path.name!r} ...", file=sys.stderr, flush=True)
-            single = root / "single"
-            single.mkdir()
-            os.link(path, single / path.name)
-            out = root / "out-single"
-            m = run_measured(command("extract", single, out, config), cwd=root)
-            print(row(f"`{path.name}` ({path.stat().st_size / MB:.1f} MiB)", "extract", m, statuses(out)),
-                  flush=True)
-            for folder in (single, out):
-                _remove(folder)
+            for name in [c for c in args.alone_commands.split(",") if c]:
+                print(f"  alone: {path.name!r} through {name} ...", file=sys.stderr, flush=True)
+                single = root / "single"
+                single.mkdir()
+                os.link(path, single / path.name)
+                out = root / "out-single"
+                m = run_measured(command(name, single, out, config), cwd=root)
+                print(row(f"`{path.name}` ({path.stat().st_size / MB:.1f} MiB)", name, m, statuses(out)),
+                      flush=True)
+                for folder in (single, out):
+                    _remove(folder)
     return 0
 
 

@@ -42,11 +42,12 @@ _COLLAPSE_PIECE = 1024 * 1024
 _SPACE = re.compile("[\t\n\x0b\x0c\r \u3000]")
 
 
-def whitespace_pieces(text: str, size: int = _COLLAPSE_PIECE) -> Iterator[str]:
+def whitespace_pieces(text: str, size: int | None = None) -> Iterator[str]:
     """``text`` in consecutive pieces of about ``size`` characters, each cut just before a
     whitespace character (which belongs to no piece), so no word or run of letters is split: a
     scan of each piece finds what a scan of the whole text finds, in a piece's worth of memory.
-    A text of at most ``size`` characters is the one piece, uncopied."""
+    A text of at most ``size`` characters (by default about a megabyte) is the one piece, uncopied."""
+    size = size or _COLLAPSE_PIECE
     if len(text) <= size:
         yield text
         return
