@@ -7,6 +7,7 @@ letters of other scripts."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import zipfile
 
@@ -165,3 +166,39 @@ def test_a_docx_body_read_as_a_stream_is_the_whole_trees(name: str, monkeypatch:
         assert len(streamed_children) > 50  # read from the stream, not from the whole tree after all
     if name == "ordinary":
         assert "Paragraph 49 of the harbourmaster's log." in streamed.text
+
+
+# -- a page's JSON written and read without a third copy ----------------------------------------
+
+
+def test_json_bytes_with_long_strings_in_pieces_is_json_dumps(monkeypatch: pytest.MonkeyPatch) -> None:
+    from papersift import workfiles
+
+    monkeypatch.setattr(workfiles, "JSON_PIECE_CHARS", 5)
+    rng = random.Random(5)
+    odd = ["\"", "\\", "\n", "\x00", "\u2028", "\x7f", "é", "\U0001f600", "</script>", "a"]
+
+    def value(depth: int) -> object:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice([None, True, 1.5, 7, "".join(rng.choice(odd) for _ in range(rng.randint(0, 30)))])
+        if roll < 0.7:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        if roll < 0.9:
+            return {"".join(rng.choice(odd) for _ in range(rng.randint(0, 8))): value(depth + 1)
+                    for _ in range(rng.randint(0, 4))}
+        return {rng.randint(0, 9): value(depth + 1), "text": "long enough to be cut"}  # keys json.dumps converts
+
+    for _ in range(400):
+        sample = value(0)
+        assert workfiles.json_bytes(sample) == json.dumps(sample, ensure_ascii=False).encode("utf-8"), sample
+
+
+def test_get_json_reads_what_put_json_wrote(tmp_path: object) -> None:
+    from papersift.storage import LocalDirStore
+    from papersift.workfiles import get_json, put_json
+
+    store = LocalDirStore(tmp_path)  # type: ignore[arg-type]
+    page = {"number": 1, "text": "tide " * 300_000, "markdown": "# tide\n\n" + "log " * 300_000, "x": "\x7fé"}
+    put_json(store, "work/d/pages/1.json", page)
+    assert get_json(store, "work/d/pages/1.json") == page
