@@ -25,7 +25,7 @@ from papersift.layout import page_file
 from papersift.lexicon import lexicon
 from papersift.settings import Settings
 from papersift.steps.assemble import mark_structure
-from papersift.structure import HEADING, LIST_ITEM, PARAGRAPH, SET_APART, _heading_key, _reads_as
+from papersift.structure import HEADING, LIST_ITEM, PARAGRAPH, SET_APART, _heading_key, _prose, _reads_as
 
 FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
 
@@ -59,7 +59,7 @@ def measure(path: Path, pages_out: Path | None = None) -> str:
             target.write_text(json.dumps(page.to_dict(), ensure_ascii=False), encoding="utf-8")
     headings = {(_heading_key(line.lstrip("#")), len(line) - len(line.lstrip("#")))
                 for md in markdown for line in md.splitlines() if line.startswith("#")}
-    pointing = [e for e in outline if e.page]
+    pointing = [e for e in outline if e.page and not _prose(e.title)]  # a paragraph the outline lists is no title
     found = sum(1 for e in pointing if any(_reads_as(k, _heading_key(e.title)) and lv == min(e.level, 6)
                                            for k, lv in headings))
     apart = [b for page in pages for b in page.blocks if b.role in SET_APART]

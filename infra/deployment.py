@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from papersift import listing
-from papersift.layout import BUCKET_NAME_ENV, MEMBERS_PREFIX, RESULTS_PREFIX, TABLE_NAME_ENV, WORK_PREFIX
+from papersift.layout import (
+    BUCKET_NAME_ENV,
+    EXPORTS_PREFIX,
+    MEMBERS_PREFIX,
+    RESULTS_PREFIX,
+    TABLE_NAME_ENV,
+    WORK_PREFIX,
+)
 from papersift.settings import Settings
 
 #: the Lambda runtime of the zip functions and the one the dependency layer is built for
@@ -66,13 +73,29 @@ OCR_PLAN = FunctionSpec("ocr_plan", "OcrPlan", memory_mb=1024, timeout_seconds=1
 #: Settings.ocr_page_seconds (120 s by default), well inside the timeout
 OCR = FunctionSpec("ocr", "Ocr", memory_mb=3008, timeout_seconds=300, container=True, writes=(WORK_PREFIX,))
 
+#: a document's page records as exports/<doc_id>.parquet after assemble (Settings.export_parquet):
+#: in the container image, because pyarrow (170 MB installed) does not fit beside the dependency
+#: layer under the zip limit. It holds one document's records: a max_pages document of 100,000
+#: pages, 325 MB of text, exported in 5.3 s at a peak of ~1.05 GB of RSS (measured in process)
+EXPORT = FunctionSpec("export", "Export", memory_mb=2048, timeout_seconds=300, container=True,
+                      writes=(EXPORTS_PREFIX,))
+
 #: the API's function (29 s is API Gateway's integration limit); `papersift serve` runs it itself
 API = FunctionSpec("api", "Api", memory_mb=1024, timeout_seconds=29, container=False)
 
-#: the functions the workflow invokes, in the order of its placeholders
+#: the functions every workflow invokes, in the order of its placeholders
 WORKFLOW_FUNCTIONS: tuple[FunctionSpec, ...] = (PLAN, EXTRACT, ASSEMBLE, UNPACK, OCR_PLAN, OCR)
+#: the functions of the optional steps, each invoked (and deployed) only when its setting is on
+OPTIONAL_FUNCTIONS: tuple[FunctionSpec, ...] = (EXPORT,)
 #: the functions the local runner registers and dispatches to (the API is served by `papersift serve`)
-FUNCTIONS: tuple[FunctionSpec, ...] = (INGEST, *WORKFLOW_FUNCTIONS)
+FUNCTIONS: tuple[FunctionSpec, ...] = (INGEST, *WORKFLOW_FUNCTIONS, *OPTIONAL_FUNCTIONS)
+
+
+def workflow_functions(settings: Settings) -> tuple[FunctionSpec, ...]:
+    """The functions the workflow of ``settings`` invokes: every workflow's, and the export step's
+    when Settings.export_parquet is on (``infra.workflow.build_definition``). The stack deploys
+    these; the local runner registers every function and the workflow reaches these."""
+    return (*WORKFLOW_FUNCTIONS, *((EXPORT,) if settings.export_parquet else ()))
 
 #: SQS messages per ingest invocation
 INGEST_BATCH_SIZE = 10

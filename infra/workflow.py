@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from infra.deployment import ASSEMBLE, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
+from infra.deployment import ASSEMBLE, EXPORT, EXTRACT, OCR, OCR_PLAN, PLAN, UNPACK, WORKFLOW_FUNCTIONS, FunctionSpec
 from papersift.steps.contracts import (
     AssembleRequest,
     DocumentRef,
+    ExportRequest,
     ExtractResult,
     OcrPlan,
     OcrPlanRequest,
@@ -42,6 +43,8 @@ DEFINITION_PATH = Path(__file__).resolve().parent / "workflow.asl.json"
 
 #: names substituted as ``${Name}`` in the definition; the stack passes the same keys to CDK
 PLACEHOLDERS: tuple[str, ...] = tuple(spec.placeholder for spec in WORKFLOW_FUNCTIONS)
+#: the export step's, in the definition only with ``export`` (Settings.export_parquet)
+EXPORT_PLACEHOLDER = EXPORT.placeholder
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -169,9 +172,25 @@ def _member_prefix(prefix: str, listed: bool) -> str:
     return f"Nested{prefix}"
 
 
-def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> dict[str, Any]:
-    """Plan -> page batches -> assemble for one document ``level`` archive levels down; state
-    names start with ``prefix`` (see ``_member_prefix``).
+def _export_states(prefix: str, fields: tuple[str, ...]) -> dict[str, Any]:
+    """After assemble (or RecordFailure), with Settings.export_parquet: the document's page records
+    to exports/<doc_id>.parquet; its result goes to ``$.export``. A failure is caught and recorded by
+    the same function (its request then carries ``error``), so an export never fails the document:
+    its results are written."""
+    export, record = f"{prefix}Export", f"{prefix}RecordExportFailure"
+    result = "$.export"
+    return {
+        export: {**_task(EXPORT, "The page records as exports/<doc_id>.parquet, for an Athena/Glue table",
+                         parameters=_request(ExportRequest, fields), result_path=result),
+                 "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": result, "Next": record}]},
+        record: _task(EXPORT, "Record why the export failed on the document's item; its results stand",
+                      parameters=_request(ExportRequest, fields, error=result), result_path=result),
+    }
+
+
+def _document_states(level: int, fields: tuple[str, ...], prefix: str = "", export: bool = False) -> dict[str, Any]:
+    """Plan -> page batches -> assemble (-> export, with ``export``) for one document ``level``
+    archive levels down; state names start with ``prefix`` (see ``_member_prefix``).
 
     Members of archives run the same states inside the member Map. The routes are
     ``steps.routes_at(level)``, the ones `papersift extract` follows: a member whose plan says
@@ -229,11 +248,17 @@ def _document_states(level: int, fields: tuple[str, ...], prefix: str = "") -> d
     unpacks = Route.UNPACK in routes.values()
     states.update(_ocr_states(prefix, distributed, fields, assemble, failure, f"{prefix}Unpack" if unpacks else None))
     if unpacks:
-        states.update(_archive_states(level, prefix, fields, assemble, failure))
+        states.update(_archive_states(level, prefix, fields, assemble, failure, export))
+    # with the export step next, assemble's result goes beside the document's fields the step reads
+    after, assembled = (f"{prefix}Export", "$.assembled") if export else (None, None)
     states[assemble] = _task(ASSEMBLE, "Write text, Markdown, report and the DynamoDB item",
-                             parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure)
+                             parameters=_request(AssembleRequest, fields, plan="$.plan"), catch_to=failure,
+                             result_path=assembled, next_state=after)
     states[failure] = _task(ASSEMBLE, "Every failure ends as a recorded status with a reason, never a silent stop",
-                            parameters=_request(AssembleRequest, fields, error="$.error"))
+                            parameters=_request(AssembleRequest, fields, error="$.error"), result_path=assembled,
+                            next_state=after)
+    if export:
+        states.update(_export_states(prefix, fields))
     return states
 
 
@@ -296,10 +321,10 @@ def _ocr_states(prefix: str, distributed: bool, fields: tuple[str, ...], assembl
 
 
 def _archive_states(level: int, prefix: str, fields: tuple[str, ...], assemble: str,
-                    failure: str) -> dict[str, Any]:
+                    failure: str, export: bool) -> dict[str, Any]:
     inline_prefix = _member_prefix(prefix, listed=False)
     member_start = f"{inline_prefix}Plan"
-    member_states = _document_states(level + 1, _MEMBER_FIELDS, inline_prefix)
+    member_states = _document_states(level + 1, _MEMBER_FIELDS, inline_prefix, export)
     members_inline: dict[str, Any] = {
         "Type": "Map",
         "Comment": "Each member runs the same states as a dropped document; a member's failure is its own",
@@ -323,7 +348,7 @@ def _archive_states(level: int, prefix: str, fields: tuple[str, ...], assemble: 
         "ItemReader": _manifest_reader("$.bucket", _unpack("manifest_key")),
         "ItemProcessor": {"ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
                           "StartAt": f"{listed_prefix}Plan",
-                          "States": _document_states(level + 1, _MEMBER_FIELDS, listed_prefix)},
+                          "States": _document_states(level + 1, _MEMBER_FIELDS, listed_prefix, export)},
     }
     return {
         f"{prefix}Unpack": unpack,
@@ -339,28 +364,39 @@ def _archive_states(level: int, prefix: str, fields: tuple[str, ...], assemble: 
     }
 
 
-def build_definition() -> dict[str, Any]:
+def build_definition(export: bool = False) -> dict[str, Any]:
+    """The workflow; with ``export`` (Settings.export_parquet) every document, member or not, ends
+    with the export step. The step is there by the setting rather than behind a Choice: a
+    deployment's settings are fixed when it is synthesized (and `papersift run`'s when it starts),
+    and a Choice (and the state it defaults to) would be two billed transitions a document for a
+    step that is off by default."""
     return {
         "Comment": "papersift: plan a document, extract its page batches (inline or Distributed Map) or unpack "
-                   "an archive and process each member the same way, then assemble the results. States carry "
-                   "S3 pointers and counts, never page text.",
+                   "an archive and process each member the same way, then assemble the results"
+                   + (" and export its page records as Parquet" if export else "")
+                   + ". States carry S3 pointers and counts, never page text.",
         "StartAt": "Plan",
-        "States": _document_states(0, _DOCUMENT_FIELDS),
+        "States": _document_states(0, _DOCUMENT_FIELDS, export=export),
     }
 
 
-def definition_text() -> str:
+def definition_text(export: bool = False) -> str:
     """The definition as ASL JSON with ``${...FunctionArn}`` placeholders left in."""
-    return json.dumps(build_definition(), indent=2) + "\n"
+    return json.dumps(build_definition(export), indent=2) + "\n"
 
 
-def load_definition(arns: Mapping[str, str]) -> str:
+def placeholders(export: bool = False) -> tuple[str, ...]:
+    """The placeholders of the definition with or without the export step."""
+    return (*PLACEHOLDERS, *((EXPORT_PLACEHOLDER,) if export else ()))
+
+
+def load_definition(arns: Mapping[str, str], export: bool = False) -> str:
     """Return the ASL text with every ``${Placeholder}`` replaced by ``arns[Placeholder]``.
 
     Raises ``ValueError`` naming the placeholders left without a value, so a runner that forgot
     a function fails at creation time instead of at the first execution that reaches it.
     """
-    text = definition_text()
+    text = definition_text(export)
     missing = sorted({name for name in _PLACEHOLDER.findall(text) if not arns.get(name)})
     if missing:
         raise ValueError(f"workflow definition: no ARN for {', '.join(missing)}")

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 # The functions the stack deploys as images (infra/stacks/pipeline_stack.py, _container_function);
 # a test of the stack checks that the two lists agree.
-CONTAINER_FUNCTIONS=(unpack extract ocr)
+CONTAINER_FUNCTIONS=(unpack extract ocr export)
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
 OUT=build/image

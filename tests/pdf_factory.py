@@ -36,16 +36,16 @@ def text_pdf(pages: Sequence[str | Sequence[str]]) -> bytes:
     return buffer.getvalue()
 
 
-def styled_pdf(pages: Sequence[Sequence[tuple[str, float]]], font: str = "Helvetica") -> bytes:
-    """One page per item; an item is a list of (line, font size), drawn top-down with a line's
-    spacing 1.4 times its size."""
+def styled_pdf(pages: Sequence[Sequence[tuple[str, float] | tuple[str, float, str]]], font: str = "Helvetica") -> bytes:
+    """One page per item; an item is a list of (line, font size) or (line, font size, font name),
+    drawn top-down with a line's spacing 1.4 times its size."""
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4)
     for page in pages:
         y = A4[1] - 72
-        for line, size in page:
+        for line, size, *named in page:
             y -= 1.4 * size
-            pdf.setFont(font, size)
+            pdf.setFont(named[0] if named else font, size)
             pdf.drawString(72, y, line)
         pdf.showPage()
     pdf.save()
@@ -625,3 +625,109 @@ def lecture_notes_pdf(sections: Sequence[tuple[str, Sequence[str], int]], first_
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01\x02\x03\x04\x05",
+                                      body_lines: int = 40) -> bytes:
+    """A long page of sound Helvetica prose whose last line ends with ``word`` drawn by an embedded
+    subset TrueType font (reportlab's subsetter over Vera.ttf) with no ToUnicode and no /Encoding,
+    its glyphs numbered by ``codes``: codes below 0x20 have no Unicode anywhere in the file, and
+    every engine leaves the word out of the page's otherwise sound text."""
+    import reportlab
+    from reportlab.pdfbase.ttfonts import TTFontFile
+
+    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
+    slots = [0] * (max(codes) + 1)
+    for code, char in zip(codes, word, strict=True):
+        slots[code] = ord(char)
+    program = zlib.compress(font_file.makeSubset(slots))
+    first, last = min(codes), max(codes)
+    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
+    subset = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
+              b"/FontDescriptor 7 0 R >>" % (first, last, widths))
+    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags 32 /FontBBox [0 -200 1000 900] "
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 8 0 R >>")
+    words = _NOTES_WORDS
+    lines = [b"(" + " ".join(words[(i * 3 + k) % len(words)] for k in range(11)).encode("latin-1") + b") Tj T*"
+             for i in range(body_lines)]
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    content = zlib.compress(b"\n".join([b"BT /F1 11 Tf 72 780 Td 15 TL", *lines,
+                                        b"(Call the harbour office by ) Tj /F2 11 Tf (" + escaped + b") Tj ET"]))
+    return write_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        subset, descriptor,
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream",
+    ])
+#: font sizes of tagged_pdf's lines by their tag (any other: body text)
+_TAG_SIZES = {"H1": 18.0, "H2": 14.0, "H3": 12.0}
+
+
+def tagged_pdf(pages: Sequence[Sequence[tuple[str, ...]]], marked: bool = True) -> bytes:
+    """A tagged PDF written by hand: one page per item, an item a list of lines (tag, text) or
+    (tag, text, sections), drawn top-down in Helvetica (H1 18 pt, H2 14, H3 12, others 11), each
+    line its own marked-content sequence (``/Tag <</MCID n>> BDC ... EMC``) and its own structure
+    element of that tag (``sections``: inside that many nested ``Sect`` elements) under one
+    ``Document`` element; a tag ``""`` draws the line unmarked. The parent tree maps each page's
+    MCIDs to their elements; the catalog has ``/MarkInfo /Marked true`` unless not ``marked``."""
+    count = len(pages)
+    first_page = 6
+    page_numbers = [first_page + 2 * k for k in range(count)]
+    next_number = first_page + 2 * count
+    elements: list[bytes] = []  # objects from next_number on
+    document_kids: list[int] = []
+    nums: list[bytes] = []
+    contents: list[bytes] = []
+    for page_index, lines in enumerate(pages):
+        page_ref = page_numbers[page_index]
+        parts: list[bytes] = []
+        parents: list[int] = []
+        y = A4[1] - 72
+        for line in lines:
+            tag, text = line[0], line[1]
+            sections = int(line[2]) if len(line) > 2 else 0
+            size = _TAG_SIZES.get(tag, 11.0)
+            y -= 1.4 * size
+            escaped = text.encode("latin-1").replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+            drawn = b"BT /F1 %.1f Tf 72 %.1f Td (%s) Tj ET" % (size, y, escaped)
+            if not tag:
+                parts.append(drawn)
+                continue
+            mcid = len(parents)
+            parts.append(b"/%s <</MCID %d>> BDC %s EMC" % (tag.encode(), mcid, drawn))
+            parent = 5
+            chain: list[int] = []
+            for _ in range(sections):
+                chain.append(next_number + len(elements))
+                elements.append(b"")  # filled below, once its kid is known
+            element = next_number + len(elements)
+            elements.append(b"<< /Type /StructElem /S /%s /P %d 0 R /Pg %d 0 R /K %d >>"
+                            % (tag.encode(), chain[-1] if chain else parent, page_ref, mcid))
+            for depth, number in enumerate(chain):
+                above = chain[depth - 1] if depth else parent
+                below = chain[depth + 1] if depth + 1 < len(chain) else element
+                elements[number - next_number] = b"<< /Type /StructElem /S /Sect /P %d 0 R /K [%d 0 R] >>" % (
+                    above, below)
+            document_kids.append(chain[0] if chain else element)
+            parents.append(element)
+        contents.append(b"\n".join(parts))
+        nums.append(b"%d [%s]" % (page_index, b" ".join(b"%d 0 R" % p for p in parents)))
+    mark = b" /MarkInfo << /Marked true >>" if marked else b""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /StructTreeRoot 4 0 R%s >>" % mark,
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % n for n in page_numbers), count),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /StructTreeRoot /K [5 0 R] /ParentTree << /Nums [%s] >> /ParentTreeNextKey %d >>"
+        % (b" ".join(nums), count),
+        b"<< /Type /StructElem /S /Document /P 4 0 R /K [%s] >>" % b" ".join(b"%d 0 R" % k for k in document_kids),
+    ]
+    for page_index, content in enumerate(contents):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /StructParents %d "
+                       b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>"
+                       % (page_index, page_numbers[page_index] + 1))
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return write_pdf([*objects, *elements])

@@ -2,9 +2,9 @@
 
 Each line is OK or names the apt package to install (the names of scripts/bootstrap.sh).
 A *required* check is one the configured settings need (Python, the core packages, Tesseract and
-the configured ``ocr_languages`` when the OCR mode runs Tesseract): a missing one exits 1. The
-rest (poppler, archivers, .doc tools, node/CDK, buildah) only serve some inputs or the deployment
-and are reported without failing.
+the configured ``ocr_languages`` when the OCR mode runs Tesseract, pyarrow with ``export_parquet``):
+a missing one exits 1. The rest (poppler, archivers, .doc tools, node/CDK, buildah) only serve some
+inputs or the deployment and are reported without failing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from papersift.errors import MissingExtraError
+from papersift.parquet import PARQUET_EXTRA_HINT, require_pyarrow
 from papersift.settings import OCR_OFF, OCR_TEXTRACT_ONLY, Settings
 
 #: core distributions whose versions matter when a result differs between machines
@@ -101,6 +103,12 @@ def checks(settings: Settings, out: Path, root: Path) -> list[Check]:
         pkgs = " ".join(f"tesseract-ocr-{lang.replace('_', '-')}" for lang in missing)
         found.append(Check("ocr_languages", not missing, f"missing {' '.join(missing)}: apt install {pkgs}"
                            if missing else " ".join(settings.ocr_languages), required=ocr_local))
+    try:  # the export step (export_parquet) and `papersift export --format parquet`
+        require_pyarrow()
+        found.append(Check("pyarrow", True, importlib.metadata.version("pyarrow")))
+    except MissingExtraError:
+        found.append(Check("pyarrow", False, f"not installed (Parquet exports): {PARQUET_EXTRA_HINT}",
+                           required=settings.export_parquet))
     for binary, package, purpose in OPTIONAL_TOOLS:
         path = shutil.which(binary)
         found.append(Check(binary, path is not None, path or f"missing ({purpose}): apt install {package}"))

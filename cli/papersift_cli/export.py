@@ -4,7 +4,7 @@ The folder is what `papersift run` or `extract` wrote (one folder per input, its
 under members/<path>/, or --flat's <name>.txt and <name>.report.json), or a copy of the bucket's
 results/ (results/<doc_id>/ with pages/N.json): any folder holding a report.json is a document.
 Documents are read one at a time and their records streamed to the writer (JSONL:
-:mod:`papersift.export`, Parquet: :mod:`papersift_cli.parquet`), so the memory an export takes
+:mod:`papersift.export`, Parquet: :mod:`papersift.parquet`), so the memory an export takes
 does not grow with the folder.
 """
 
@@ -29,8 +29,8 @@ from papersift.export import (
     split_pages,
 )
 from papersift.layout import PAGES_FOLDER, REPORT_FILE, TEXT_FILE
+from papersift.parquet import ParquetWriter
 from papersift_cli.leftovers import is_output_folder
-from papersift_cli.parquet import ParquetWriter
 
 #: --flat's files beside each other: DIR/<stem>.txt and DIR/<stem>.report.json
 FLAT_REPORT_SUFFIX = "." + REPORT_FILE

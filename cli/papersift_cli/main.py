@@ -264,6 +264,18 @@ def require_local_extra(command: str) -> None:
                          f"{LOCAL_EXTRA_HINT}") from None
 
 
+def require_export_extra() -> None:
+    """The export step (Settings.export_parquet) needs pyarrow, the export extra: without it, say
+    so and how to install it, before any work starts."""
+    from papersift.errors import MissingExtraError
+    from papersift.parquet import require_pyarrow
+
+    try:
+        require_pyarrow()
+    except MissingExtraError as exc:
+        raise UsageError(f"setting export_parquet: {exc}") from None
+
+
 def document_options(settings: Settings) -> DocumentOptions:
     """Per-upload options (S3 metadata): passwords never go into the Lambdas' environment."""
     return DocumentOptions(extract_tables=settings.extract_tables, ocr_mode=settings.ocr_mode,
@@ -314,6 +326,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "run":
             check_timeout(args.timeout)
             require_local_extra(args.command)
+            if settings.export_parquet:  # the workflow's export step writes Parquet: without pyarrow
+                require_export_extra()   # every document's export would fail, recorded one by one
         inputs = collect_inputs(args.paths)
         if not inputs:
             raise UsageError("no input files")

@@ -34,7 +34,7 @@ settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3")
 textract = boto3.client("textract", config=CLIENT_CONFIG) \
     if os.environ.get(TEXTRACT_ENABLED_ENV) == TEXTRACT_ENABLED else None
-engines = default_engines(textract, page_seconds=settings.ocr_page_seconds)
+engines = default_engines(textract, page_seconds=settings.ocr_page_seconds, layout=settings.textract_layout)
 
 
 @logger.inject_lambda_context

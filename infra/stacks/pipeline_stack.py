@@ -40,19 +40,19 @@ from infra import deployment
 from infra.deployment import (
     API,
     ASSEMBLE,
+    EXPORT,
     EXTRACT,
     INGEST,
     OCR,
     OCR_PLAN,
     PLAN,
     UNPACK,
-    WORKFLOW_FUNCTIONS,
     FunctionSpec,
 )
 from infra.stacks.api import DocumentsApi
 from infra.stacks.nag import acknowledge
 from infra.stacks.operations import Operations, Watched
-from infra.workflow import PLACEHOLDERS, definition_text
+from infra.workflow import definition_text, placeholders
 from papersift import listing
 from papersift.catalog import view_copy_days
 from papersift.errors import SettingsError
@@ -60,6 +60,7 @@ from papersift.layout import (
     ADMISSION_DELAY_ENV,
     ADMISSION_DELAY_SECONDS,
     API_UPLOAD_PREFIX,
+    EXPORTS_PREFIX,
     INCOMING_PREFIX,
     MEMBERS_PREFIX,
     RESULTS_PREFIX,
@@ -142,12 +143,17 @@ class PipelineStack(Stack):
         textract = uses_textract(self.settings.ocr_mode)
         self.ocr_fn = self._function(OCR, environment={TEXTRACT_ENABLED_ENV: TEXTRACT_ENABLED} if textract else None,
                                      reserved_concurrency=self.settings.ocr_reserved_concurrency or None)
+        # With Settings.export_parquet, a last step writes each document's page records as
+        # exports/<doc_id>.parquet (pyarrow: in the container image) and its outcome on the item.
+        self.export_fn = self._function(EXPORT) if self.settings.export_parquet else None
         # Every step reads the source and the work files; each writes only under its own prefixes.
-        for fn, spec in zip(self.workflow_functions, WORKFLOW_FUNCTIONS, strict=True):
+        for spec, fn in self.workflow_functions_by_spec:
             self.bucket.grant_read(fn)
             for prefix in spec.writes:
                 self.bucket.grant_put(fn, f"{prefix}*")
         self.table.grant_write_data(self.assemble_fn)
+        if self.export_fn is not None:  # the export's outcome on the document's item, nothing more
+            self.table.grant(self.export_fn, "dynamodb:UpdateItem")
         if textract:
             self.ocr_fn.add_to_role_policy(
                 iam.PolicyStatement(
@@ -196,14 +202,20 @@ class PipelineStack(Stack):
 
     @property
     def workflow_functions(self) -> tuple[lambda_.Function, ...]:
-        """The functions the workflow invokes, in the order of ``deployment.WORKFLOW_FUNCTIONS``."""
-        return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn, self.ocr_plan_fn, self.ocr_fn)
+        """The functions the workflow invokes, in the order of ``deployment.workflow_functions``."""
+        optional = (self.export_fn,) if self.export_fn is not None else ()
+        return (self.plan_fn, self.extract_fn, self.assemble_fn, self.unpack_fn, self.ocr_plan_fn, self.ocr_fn,
+                *optional)
+
+    @property
+    def workflow_functions_by_spec(self) -> tuple[tuple[FunctionSpec, lambda_.Function], ...]:
+        """The workflow's functions with their specs (the export step's when its setting is on)."""
+        return tuple(zip(deployment.workflow_functions(self.settings), self.workflow_functions, strict=True))
 
     @property
     def functions_by_spec(self) -> tuple[tuple[FunctionSpec, lambda_.Function], ...]:
         """Every function of the stack with its spec: the workflow's, ingest and the API's."""
-        return (*zip(WORKFLOW_FUNCTIONS, self.workflow_functions, strict=True),
-                (INGEST, self.ingest_fn), (API, self.api_fn))
+        return (*self.workflow_functions_by_spec, (INGEST, self.ingest_fn), (API, self.api_fn))
 
     # -- storage -------------------------------------------------------------------------
 
@@ -422,7 +434,7 @@ class PipelineStack(Stack):
         self.bucket.grant_read(fn, f"{RESULTS_PREFIX}*")
         self.bucket.grant_put(fn, f"{VIEWS_PREFIX}*")  # an archive's view: a copy with presigned member links
         self.bucket.grant_read(fn, f"{VIEWS_PREFIX}*")
-        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX]
+        owned = [API_UPLOAD_PREFIX, RESULTS_PREFIX, WORK_PREFIX, MEMBERS_PREFIX, VIEWS_PREFIX, EXPORTS_PREFIX]
         fn.add_to_role_policy(iam.PolicyStatement(
             actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
             resources=[self.bucket.arn_for_objects(f"{prefix}*") for prefix in owned]))
@@ -447,15 +459,15 @@ class PipelineStack(Stack):
     # -- workflow ------------------------------------------------------------------------
 
     def _state_machine(self) -> sfn.StateMachine:
-        arns = {spec.placeholder: fn.function_arn
-                for spec, fn in zip(WORKFLOW_FUNCTIONS, self.workflow_functions, strict=True)}
-        assert set(arns) == set(PLACEHOLDERS), "workflow placeholders and stack substitutions disagree"
+        export = self.settings.export_parquet
+        arns = {spec.placeholder: fn.function_arn for spec, fn in self.workflow_functions_by_spec}
+        assert set(arns) == set(placeholders(export)), "workflow placeholders and stack substitutions disagree"
         machine = sfn.StateMachine(
             self,
             deployment.STATE_MACHINE.construct_id,
             # inline rather than from_file (an S3 asset): the definition stays readable in the template
             # and in `cdk diff`; CloudFormation fills in the ARNs from definition_substitutions
-            definition_body=sfn.DefinitionBody.from_string(definition_text()),
+            definition_body=sfn.DefinitionBody.from_string(definition_text(export)),
             definition_substitutions=arns,
             state_machine_type=sfn.StateMachineType.STANDARD,
             tracing_enabled=True,
@@ -559,6 +571,10 @@ class PipelineStack(Stack):
             (
                 f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{MEMBERS_PREFIX}*]",
                 "Unpack uploads archive members under members/<doc_id>/, known only at run time.",
+            ),
+            (
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{EXPORTS_PREFIX}*]",
+                "The export step writes exports/<doc_id>.parquet, the document id known only at run time.",
             ),
             (
                 f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{VIEWS_PREFIX}*]",

@@ -246,6 +246,31 @@ def test_serve_without_the_local_extra_names_the_package_and_the_install_command
                                "pip install 'papersift[local]'")
 
 
+def test_run_with_the_export_step_on_and_no_pyarrow_names_the_export_extra(tmp_path: Path) -> None:
+    """export_parquet puts the export step in the workflow: without pyarrow each document's export
+    would fail, recorded one by one, so the run refuses to start, naming the install command."""
+    config = tmp_path / "papersift.toml"
+    config.write_text("[papersift]\nexport_parquet = true\n", encoding="utf-8")
+    out = tmp_path / "out"
+    done = papersift("run", note(tmp_path), "--out", out, "--config", config, env=without("pyarrow", tmp_path))
+    one_line_usage_error(done, "setting export_parquet: Parquet needs pyarrow, which is not installed: "
+                               "pip install 'papersift[export]'")
+    assert not out.exists()
+
+
+def test_doctor_needs_pyarrow_only_with_the_export_step_on(tmp_path: Path) -> None:
+    config = tmp_path / "papersift.toml"
+    config.write_text('[papersift]\nocr_mode = "off"\nexport_parquet = true\n', encoding="utf-8")
+    env = without("pyarrow", tmp_path)
+    needed = papersift("doctor", "--config", config, "--out", tmp_path, env=env)
+    assert needed.returncode == 1, needed.stdout + needed.stderr
+    assert "FAIL pyarrow: not installed (Parquet exports): pip install 'papersift[export]'" in needed.stdout
+    config.write_text('[papersift]\nocr_mode = "off"\n', encoding="utf-8")
+    optional = papersift("doctor", "--config", config, "--out", tmp_path, env=env)
+    assert "WARN pyarrow: not installed" in optional.stdout
+    assert "FAIL pyarrow" not in optional.stdout, optional.stdout
+
+
 def test_extract_needs_no_local_extra(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = papersift("extract", note(tmp_path), "--out", out, "--quiet", env=without("moto,werkzeug", tmp_path))

@@ -14,6 +14,10 @@ from attachment_factory import email_with_attachments
 from pdf_factory import mixed_pdf, text_pdf
 
 from papersift.export import COLUMN_NAMES
+from papersift.pipeline import process_document
+from papersift.settings import Settings
+from papersift.steps.contracts import DocumentRef, document_id
+from papersift.storage import LocalDirStore
 from papersift_cli.main import main
 
 pq = pytest.importorskip("pyarrow.parquet")
@@ -96,6 +100,27 @@ def test_trusted_only_keeps_the_trusted_pages_of_a_document_under_review(inputs:
     assert ("annex.pdf", None, 1) in rows, "the native first page of the document under review"
     assert ("annex.pdf", None, 2) not in rows, "its scanned page, not read with OCR off"
     assert len(rows) == 7 and all(row["trusted"] for row in rows.values())
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_block_records_of_a_pdf_carry_their_box_on_the_page_and_other_records_none(inputs: Path, tmp_path: Path,
+                                                                                   suffix: str) -> None:
+    """A copy of the bucket's results/ (pages/N.json with their blocks) exported block by block."""
+    store = LocalDirStore(tmp_path / "bucket")
+    for name in ("memo.pdf", "notes.txt"):
+        data = (inputs / name).read_bytes() if name != "notes.txt" else b"Plain notes about the harbour.\n"
+        key = f"incoming/{name}"
+        store.put(key, data)
+        process_document(store, DocumentRef(doc_id=document_id("local", key), bucket="local", key=key,
+                                            source_name=name), Settings(ocr_mode="off"))
+    rows = export(tmp_path / "bucket" / "results", tmp_path / f"blocks{suffix}", "--unit", "block")
+    memo = [row for row in rows if row["source_name"] == "memo.pdf"]
+    assert [(row["page"], row["role"]) for row in memo] == [(1, "paragraph"), (2, "paragraph")]
+    for row in memo:  # text_pdf's one line, 72 pt in from the left and down from the top of an A4 page
+        x0, y0, x1, y1 = row["bbox"]
+        assert abs(x0 - 72 / 595) < 0.002 and 0.05 < y0 < y1 < 0.12 and 0.3 < x1 < 0.6
+    notes = next(row for row in rows if row["source_name"] == "notes.txt")
+    assert notes["bbox"] is None, "a text file has no geometry"
 
 
 def test_flat_output_exports_its_archive_members_from_the_archive_text(inputs: Path, tmp_path: Path) -> None:

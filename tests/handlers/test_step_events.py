@@ -7,7 +7,15 @@ import pytest
 from handler_env import REPO, load_event
 from pydantic import BaseModel, ValidationError
 
-from papersift.steps.contracts import AssembleRequest, Batch, OcrPlanRequest, OcrRequest, RunInput, UnpackRequest
+from papersift.steps.contracts import (
+    AssembleRequest,
+    Batch,
+    ExportRequest,
+    OcrPlanRequest,
+    OcrRequest,
+    RunInput,
+    UnpackRequest,
+)
 
 STEP_EVENTS: dict[str, type[BaseModel]] = {
     "workflow-input": RunInput,
@@ -19,6 +27,8 @@ STEP_EVENTS: dict[str, type[BaseModel]] = {
     "ocr-plan-input": OcrPlanRequest,
     "ocr-input": OcrRequest,
     "ocr-throttled-input": OcrRequest,
+    "export-input": ExportRequest,
+    "export-failure-input": ExportRequest,
 }
 
 

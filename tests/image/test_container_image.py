@@ -1,4 +1,4 @@
-"""The container image of the unpack, extract and OCR functions, built here and run as Lambda
+"""The container image of the unpack, extract, OCR and export functions, built here and run as Lambda
 runs it: its own entry point (awslambdaric) fed through the Runtime API, as a non-root user,
 its handlers reading and writing a moto S3 on loopback."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from archive_factory import have
-from image_env import BUCKET, Aws, container, container_functions, invoke
+from image_env import BUCKET, TABLE, Aws, container, container_functions, invoke
 from scan_factory import LINES, image_bytes, text_image
 
 from papersift.settings import Settings
@@ -139,3 +139,48 @@ def test_ocr_handler_in_the_image_reads_a_scanned_page_the_extract_handler_sent_
     # an upright English scan read surely with the first configured model: no OSD, no second read
     assert page["report"]["ocr"]["model"] == "eng" and page["report"]["ocr"]["renderer"] == "pdfium"
     assert any("sure" in note for note in page["report"]["ocr"]["notes"]), page["report"]["ocr"]
+
+
+def test_export_handler_in_the_image_writes_the_documents_parquet_and_records_it(
+        images: dict[str, str], aws: Aws) -> None:
+    """The export step as it runs in Lambda (Settings.export_parquet): the image's pyarrow writes a
+    document's page records from its results to exports/<doc_id>.parquet, and the handler records
+    that on the document's item."""
+    import io
+
+    import boto3
+    import pyarrow.parquet as pq
+
+    from papersift.export import COLUMN_NAMES
+    from papersift.steps.contracts import ExportRequest, ExportResult
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=aws.endpoint_url, region_name="us-east-1",
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+    if TABLE not in dynamodb.list_tables()["TableNames"]:
+        dynamodb.create_table(TableName=TABLE, KeySchema=[{"AttributeName": "doc_id", "KeyType": "HASH"}],
+                              AttributeDefinitions=[{"AttributeName": "doc_id", "AttributeType": "S"}],
+                              BillingMode="PAY_PER_REQUEST")
+    document = RunInput.for_object(BUCKET, "incoming/relatório anual.pdf")
+    report = {"doc_id": document.doc_id, "source": {"name": document.source_name, "bucket": BUCKET,
+                                                     "key": document.key},
+              "detected_type": "pdf", "status": "clean",
+              "pages": [{"number": n, "status": "clean", "engine": "pdfium", "confidence": 1.0, "language": "pt"}
+                        for n in (1, 2)]}
+    prefix = f"results/{document.doc_id}/"
+    aws.s3.put_object(Bucket=BUCKET, Key=prefix + "report.json", Body=json.dumps(report).encode())
+    aws.s3.put_object(Bucket=BUCKET, Key=prefix + "text.txt", Body=b"Receitas do ano.\fDespesas do ano.")
+    dynamodb.put_item(TableName=TABLE, Item={"doc_id": {"S": document.doc_id}, "status": {"S": "clean"}})
+
+    request = ExportRequest(**document.ref.model_dump())
+    result = ExportResult.model_validate(
+        invoke(images["export"], "export", [request.model_dump(mode="json")], aws,
+               Settings(export_parquet=True)).result())
+
+    assert (result.status, result.key, result.rows) == ("written", f"exports/{document.doc_id}.parquet", 2), result
+    body = aws.s3.get_object(Bucket=BUCKET, Key=result.key)["Body"].read()
+    table = pq.read_table(io.BytesIO(body))
+    assert table.column_names == list(COLUMN_NAMES)
+    assert [(r["page"], r["text"], r["source_name"]) for r in table.to_pylist()] == [
+        (1, "Receitas do ano.", "relatório anual.pdf"), (2, "Despesas do ano.", "relatório anual.pdf")]
+    item = dynamodb.get_item(TableName=TABLE, Key={"doc_id": {"S": document.doc_id}})["Item"]
+    assert (item["export_status"]["S"], item["export_key"]["S"]) == ("written", result.key)

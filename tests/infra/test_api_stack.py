@@ -163,7 +163,7 @@ def test_the_api_function_presigns_uploads_only_under_incoming_api_and_deletes_o
     assert "/incoming/api/*" in puts[0] + puts[-1]
     deletes = next(s for s in policy["Statement"] if "s3:DeleteObjectVersion" in s["Action"])
     assert sorted(json.dumps(r).split("/")[-2] for r in deletes["Resource"]) == [
-        "api", "members", "results", "views", "work"]
+        "api", "exports", "members", "results", "views", "work"]
     assert "states:StartExecution" not in text, "the API never starts runs: uploads do"
 
 

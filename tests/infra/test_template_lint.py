@@ -20,10 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The settings that add resources are on (API key, OCR reservation), so their resources are
-    linted too."""
+    """The settings that add resources are on (API key, OCR reservation, the export step), so their
+    resources are linted too."""
     app, _ = build_app(context={"aws:cdk:disable-asset-staging": True,
-                                "papersift": {"api_auth": "api_key", "ocr_reserved_concurrency": 600}},
+                                "papersift": {"api_auth": "api_key", "ocr_reserved_concurrency": 600,
+                                              "export_parquet": True}},
                        outdir=str(tmp_path_factory.mktemp("lint") / "cdk.out"))
     return Path(app.synth().directory) / "Papersift.template.json"
 
@@ -57,4 +58,4 @@ def test_no_resource_depends_on_what_it_already_references(template: Path, tmp_p
                     and {"Ref": role} in r["Properties"].get("Roles", [])}
         assert policies <= set(fn.get("DependsOn", [])), (role, policies, fn.get("DependsOn"))
         checked += bool(policies)
-    assert checked == len(ours) >= 8
+    assert checked == len(ours) >= 9

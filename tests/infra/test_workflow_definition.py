@@ -367,3 +367,66 @@ def test_an_extract_batch_short_of_time_is_continued_by_its_retry_without_backof
         state = definition["States"][map_name]["ItemProcessor"]["States"][task]
         (continued,) = [r for r in state["Retry"] if r["ErrorEquals"] == ["ContinueBatchError"]]
         assert continued["BackoffRate"] == 1 and continued["MaxAttempts"] >= 10
+
+
+# -- with the export step (Settings.export_parquet) -------------------------------------------------
+
+EXPORT_ARN = "arn:aws:lambda:us-east-1:123456789012:function:Export"
+
+
+@pytest.fixture(scope="module")
+def exporting() -> dict[str, Any]:
+    return json.loads(load_definition({**ARNS, "ExportFunctionArn": EXPORT_ARN}, export=True))
+
+
+def test_with_the_export_step_the_graph_is_wired_completely_and_its_names_unique(exporting: dict[str, Any]) -> None:
+    assert structural_problems(exporting) == []
+    names = [name for name, _ in all_states(exporting)]
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_without_its_arn_the_definition_with_the_export_step_is_refused() -> None:
+    with pytest.raises(ValueError, match="ExportFunctionArn"):
+        load_definition(ARNS, export=True)
+
+
+def test_every_assemble_of_every_level_goes_on_to_an_export_whose_failure_is_recorded(
+        exporting: dict[str, Any]) -> None:
+    """Each Assemble and RecordFailure (top level, members, members of members) goes to its Export;
+    each Export catches everything into its RecordExportFailure, which ends the document."""
+    states = dict(all_states(exporting))
+    assembles = [name for name in states if name.endswith(("Assemble", "RecordFailure"))
+                 and states[name]["Resource"] == ARNS["AssembleFunctionArn"]]
+    assert len(assembles) == 2 * 5  # top level, two member Maps, a nested member Map in each
+    for name in assembles:
+        prefix = name.removesuffix("Assemble").removesuffix("RecordFailure")
+        export, record = states[states[name]["Next"]], states[f"{prefix}RecordExportFailure"]
+        assert states[name]["Next"] == f"{prefix}Export" and states[name]["ResultPath"] == "$.assembled"
+        assert export["Resource"] == record["Resource"] == EXPORT_ARN
+        assert export["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.export",
+                                    "Next": f"{prefix}RecordExportFailure"}]
+        assert export.get("End") is True and record.get("End") is True and "Catch" not in record
+        assert {r for retry in export["Retry"] for r in retry["ErrorEquals"]} >= LAMBDA_ERRORS
+
+
+def test_the_export_payloads_built_from_a_real_state_are_valid_requests_of_the_step(
+        exporting: dict[str, Any]) -> None:
+    """After Assemble the state holds the document's fields and $.assembled; after a caught export,
+    $.export holds the error: both payloads are ExportRequests, a member's with its parent and path."""
+    from papersift.steps.contracts import DocumentRef, ExportRequest, RunInput
+
+    document = RunInput.for_object("bucket", "incoming/edital.pdf", "v1", "etag")
+    state = {**document.model_dump(mode="json", exclude_none=True),
+             "assembled": {"doc_id": document.doc_id, "status": "clean", "page_count": 2, "results_prefix": "r/"}}
+    top = exporting["States"]
+    request = ExportRequest.model_validate(_resolve(top["Export"]["Parameters"], state))
+    assert request.ref == document.ref and request.error is None
+    caught = {**state, "export": {"Error": "Sandbox.Timedout", "Cause": "timed out"}}
+    failed = ExportRequest.model_validate(_resolve(top["RecordExportFailure"]["Parameters"], caught))
+    assert failed.error is not None and failed.error.reason == "Sandbox.Timedout: timed out"
+    member = DocumentRef(doc_id="dm", bucket="bucket", key="members/d/1/a.txt", source_name="a.txt",
+                         parent_doc_id=document.doc_id, archive_path="docs/a.txt", member_kind="archive_member")
+    members = top["ProcessMembersInline"]["ItemProcessor"]["States"]
+    member_request = ExportRequest.model_validate(_resolve(members["MemberExport"]["Parameters"],
+                                                           member.model_dump(mode="json")))
+    assert member_request.ref == member, "a member's export keeps its archive path and parent"

@@ -15,6 +15,7 @@ from papersift.export import (
     COLUMN_NAMES,
     EXPORT_COLUMNS,
     DocumentRecords,
+    JsonlWriter,
     Origin,
     PageBody,
     document_records,
@@ -22,9 +23,9 @@ from papersift.export import (
     split_pages,
     stored_document_records,
 )
-from papersift.layout import member_tag
+from papersift.layout import EXPORTS_PREFIX, member_tag
+from papersift.parquet import ParquetWriter
 from papersift.storage import LocalDirStore
-from papersift_cli.parquet import ParquetWriter
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -48,6 +49,7 @@ PINNED_SCHEMA = [
     ("headings", "list<element: string>", False),
     ("role", "string", False),
     ("text", "string", False),
+    ("bbox", "list<element: double>", True),
 ]
 
 
@@ -125,6 +127,20 @@ def test_block_records_carry_their_role_and_the_section_they_are_in() -> None:
     ]
 
 
+def test_block_records_carry_their_box_and_a_block_without_one_a_null() -> None:
+    blocks = [{"role": "heading", "level": 1, "text": "1. Geometry", "bbox": [0.121, 0.07, 0.42, 0.09]},
+              {"role": "paragraph", "text": "A DOCX paragraph has no geometry."}]
+    document = document_records(report(2), [PageBody("p1", blocks), PageBody("whole page")], Origin("a.pdf"),
+                                unit="block")
+    assert [r["bbox"] for r in document] == [[0.121, 0.07, 0.42, 0.09], None, None]
+    table = parquet_of([document]).read()
+    assert table.column("bbox").to_pylist() == [[0.121, 0.07, 0.42, 0.09], None, None]
+    line = io.BytesIO()
+    JsonlWriter(line).write(document)
+    assert [json.loads(row)["bbox"] for row in line.getvalue().decode().splitlines()] == [
+        [0.121, 0.07, 0.42, 0.09], None, None]
+
+
 def test_a_page_without_blocks_is_one_page_record_in_block_mode() -> None:
     records = list(document_records(report(1), [PageBody("whole page")], Origin("a.pdf"), unit="block"))
     assert [(r["role"], r["block"], r["text"]) for r in records] == [("page", None, "whole page")]
@@ -178,10 +194,55 @@ def test_a_document_in_the_bucket_without_page_files_is_exported_from_its_text(t
     assert [r["text"] for r in stored_document_records(store, "d1")] == ["première", "seconde"]
 
 
-def test_the_athena_table_in_the_docs_has_the_export_columns_in_order() -> None:
-    """docs/export.md's DDL is what users paste: a column added or retyped must change it too."""
+def documented_table() -> tuple[list[tuple[str, str]], str]:
+    """docs/export.md's CREATE EXTERNAL TABLE: its columns (name, type) and what follows them."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "export.md").read_text(encoding="utf-8")
-    ddl = re.search(r"CREATE EXTERNAL TABLE \w+ \((.*?)\n\)", docs, re.S)
+    ddl = re.search(r"CREATE EXTERNAL TABLE \w+ \((.*?)\n\)(.*?);", docs, re.S)
     assert ddl, "docs/export.md lost its CREATE EXTERNAL TABLE"
     columns = [tuple(line.strip().rstrip(",").split()) for line in ddl.group(1).strip().splitlines()]
+    assert all(len(column) == 2 for column in columns), columns
+    return [(name, kind) for name, kind in columns], ddl.group(2)
+
+
+def test_the_athena_table_in_the_docs_has_the_export_columns_in_order() -> None:
+    """docs/export.md's DDL is what users paste: a column added or retyped must change it too."""
+    columns, _ = documented_table()
     assert columns == [(c.name, c.athena_type) for c in EXPORT_COLUMNS]
+
+
+#: how Athena (Hive DDL) spells each Arrow type the Parquet files hold, on the test's own authority
+#: (not the Column's athena_type): a column retyped in the schema and not in the DDL fails here
+HIVE_TYPE_OF_ARROW = {"string": "string", "bool": "boolean", "int32": "int", "int64": "bigint",
+                      "double": "double", "list<element: string>": "array<string>",
+                      "list<element: double>": "array<double>"}
+
+
+def test_the_athena_table_reads_the_parquet_files_column_for_column() -> None:
+    """The DDL's columns are the Parquet schema's, name for name and type for type, read from a
+    file the writer made (what the export step writes under exports/); the table is Parquet at
+    the bucket's exports/ prefix."""
+    document = document_records(report(1), [PageBody("text")], Origin("a.pdf"))
+    schema = parquet_of([document]).schema_arrow
+    columns, storage = documented_table()
+    assert columns == [(field.name, HIVE_TYPE_OF_ARROW[str(field.type)]) for field in schema]
+    assert "STORED AS PARQUET" in storage
+    assert re.search(r"LOCATION 's3://[^/']+/exports/'", storage), "the export step's prefix (papersift.layout)"
+    assert EXPORTS_PREFIX == "exports/"
+
+
+def test_a_filled_forms_values_are_block_records_of_their_page(tmp_path: Path) -> None:
+    """A page's blocks cover its body lines; its form fields' values are kept beside them, and a
+    block export had left every value out."""
+    from form_factory import field_value, form_pdf
+    from test_pipeline import _store_with
+
+    from papersift.pipeline import process_document
+    from papersift.settings import Settings
+
+    store, document = _store_with(tmp_path, "form.pdf", form_pdf(pages=2))
+    report_ = process_document(store, document, Settings(ocr_mode="off"))
+    records = list(stored_document_records(store, report_.doc_id, unit="block"))
+    fields = [(r["page"], r["text"]) for r in records if r["role"] == "form_field"]
+    for page in (1, 2):
+        for row in range(1, 5):
+            assert any(p == page and text.endswith(field_value(page, row)) for p, text in fields), (page, row, fields)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,75 @@ def test_a_detect_document_text_answer_has_no_layout_and_gives_no_blocks() -> No
     replay = ReplayingTextract()
     reading = TextractReader(replay.client).read(input_bytes("single-page-1.png"))
     assert reading.boxes == () and paragraph_blocks(reading, reading.text.split("\n")) == []
+
+
+def _book_page(number: int, body: Sequence[str], width: int = 1300) -> Image.Image:
+    """A scanned book's page: its running head, a gap, its prose, a gap, its number."""
+    font = ImageFont.truetype(str(FONT), 36)
+    line, margin, gap = 58, 80, 140
+    height = 2 * margin + line * (len(body) + 2) + 2 * gap
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    draw.text((margin, margin), "THE HARBOUR LOG OF SHIPS", font=font, fill=0)
+    y = margin + line + gap
+    for text in body:
+        draw.text((margin, y), text, font=font, fill=0)
+        y += line
+    draw.text((width // 2, y + gap), str(number), font=font, fill=0)
+    return image
+
+
+@needs_tesseract
+def test_a_scanned_books_running_head_and_page_numbers_are_set_apart_in_their_boxes(tmp_path: Path) -> None:
+    bodies = [("Ships come into the harbour every morning and", "the master writes each one into the log."),
+              ("The pilot boards them at the outer mark and", "brings them in along the dredged channel."),
+              ("Cargo is landed on the quay by the cranes and", "the customs officers count every crate."),
+              ("At night the lamps are lit along the breakwater", "and the watchman walks his rounds.")]
+    store, settings = LocalDirStore(tmp_path / "store"), Settings()
+    data = scanned_pdf([_book_page(number, body) for number, body in enumerate(bodies, start=141)])
+    document = drop(store, tmp_path, "log.pdf", data)
+    report = process_document(store, document, settings, engines=default_engines(None, page_seconds=60))
+    assert [page.status for page in report.pages] == ["ocr"] * 4
+    prefix = results_prefix(document.doc_id)
+    for number in range(1, 5):
+        blocks = json.loads(store.get(prefix + page_file(number)))["blocks"]
+        assert [b["role"] for b in blocks] == ["header", PARAGRAPH, "page_number"], blocks
+        assert all(b["bbox"] for b in blocks), "the engine's boxes stay"
+    markdown = store.get(prefix + MARKDOWN_FILE).decode()
+    assert "HARBOUR LOG" not in markdown and "the master writes each one" in markdown
+    assert "THE HARBOUR LOG OF SHIPS" in store.get(prefix + TEXT_FILE).decode(), "text.txt keeps every line"
+
+
+def test_textract_is_asked_for_layout_only_where_the_settings_want_it_and_each_call_is_priced_as_asked() -> None:
+    from papersift.ledger import textract_price
+
+    replay = ReplayingTextract()
+    reader = TextractReader(replay.client)
+    plain, layout = reader.read(input_bytes("single-page-1.png")), reader.read(input_bytes("test.png"), layout=True)
+    both = reader.read(input_bytes("test.png"), tables=True, layout=True)
+    assert [(c.operation, c.params.get("FeatureTypes")) for c in replay.calls] == [
+        ("DetectDocumentText", None), ("AnalyzeDocument", ["LAYOUT"]), ("AnalyzeDocument", ["TABLES", "LAYOUT"])]
+    assert (plain.api, layout.api, both.api) == ("DetectDocumentText", "AnalyzeDocumentLayout",
+                                                 "AnalyzeDocumentTablesLayout")
+    assert plain.boxes == () and layout.boxes and both.boxes and both.tables
+    settings = Settings()
+    assert [textract_price(r.api or "", settings) for r in (plain, layout, both)] == [0.0015, 0.004, 0.015]
+
+
+def test_a_picture_textract_reads_with_layout_gets_blocks_with_roles_and_boxes_and_the_ledger_counts_it(
+        tmp_path: Path) -> None:
+    """Through the local chain (`papersift extract`'s), Textract answered by its recorded response."""
+    replay = ReplayingTextract()
+    store, settings = LocalDirStore(tmp_path / "store"), Settings(ocr_mode="textract-first", textract_layout=True)
+    document = drop(store, tmp_path, "test.png", input_bytes("test.png"))
+    report = process_document(store, document, settings,
+                              engines=default_engines(replay.client, page_seconds=60, layout=True))
+    assert [(c.operation, c.params["FeatureTypes"]) for c in replay.calls] == [("AnalyzeDocument", ["LAYOUT"])]
+    assert [(page.status, page.engine) for page in report.pages] == [("ocr", "textract")]
+    blocks = json.loads(store.get(results_prefix(document.doc_id) + page_file(1)))["blocks"]
+    assert len(blocks) >= 2 and PARAGRAPH in {b["role"] for b in blocks}
+    for block in blocks:
+        x0, y0, x1, y1 = block["bbox"]
+        assert 0.0 <= x0 < x1 <= 1.0 and 0.0 <= y0 < y1 <= 1.0
+    assert report.cost["textract_pages"] == {"AnalyzeDocumentLayout": 1}
+    assert report.cost["usd"]["textract"] == 0.004 and report.cost["usd_all_textract"] == 0.004

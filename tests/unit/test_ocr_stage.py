@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pdf_factory import native_and_scanned_pdf, subset_truetype_without_map_pdf
+from pdf_factory import native_and_scanned_pdf, sound_page_with_unmapped_word_pdf, subset_truetype_without_map_pdf
 from PIL import Image
 from scan_factory import image_bytes, shared_strip_tiff, text_image
 from test_ocr_pages import GOOD, FakeEngine, engines, reading
@@ -308,3 +308,50 @@ def test_pages_past_the_documents_rendering_checks_stay_untrusted_and_say_why(tm
     (page,) = report.pages
     assert page.status == "needs_ocr" and "max_rendering_checks" in page.reason
     assert report.cost["rendering_checks"] == 0
+
+
+@needs_tesseract
+def test_a_word_a_sound_page_draws_without_unicode_is_read_from_its_region_and_follows_the_text(tmp_path: Path) -> None:
+    """A long sound page ends with a word drawn by a subset font that maps none of its glyphs: the
+    words vouch for the page, the text layer silently leaves the word out. OCR reads the word's
+    region only (Tesseract, never Textract: a few glyphs), and its text follows the page's."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "office.pdf", sound_page_with_unmapped_word_pdf("Phone"))
+    report = process_document(store, document, Settings(), engines=default_engines(None, page_seconds=60))
+    (page,) = report.pages
+    text = store.get(f"results/{document.doc_id}/text.txt").decode()
+    assert text.rstrip().endswith("Phone") and "Call the harbour office by" in text
+    assert (page.status, page.engine) == ("ocr", "pdfium+tesseract")
+    assert {"unmapped_glyphs", "hybrid"} <= set(page.signals)
+    assert "region(s) of glyphs without Unicode" in page.reason
+    assert [a.engine for a in page.attempts] == ["pdfium", "tesseract"]
+
+
+def test_with_ocr_off_the_report_says_a_sound_page_leaves_glyphs_out(tmp_path: Path) -> None:
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "office.pdf", sound_page_with_unmapped_word_pdf("Phone"))
+    report = process_document(store, document, Settings(ocr_mode="off"), engines=engines())
+    (page,) = report.pages
+    assert page.status == "clean" and "unmapped_glyphs" in page.signals
+    assert "glyph(s) drawn with no Unicode map are not in its text (OCR is off)" in page.reason
+
+
+def test_a_glyph_without_unicode_alone_between_spaces_is_a_symbol_ocr_does_not_read(tmp_path: Path) -> None:
+    """A form's checkbox drawn from a pi font with no map (IRS 1040-NR): no word is missing."""
+    store = LocalDirStore(tmp_path / "store")
+    document = drop(store, tmp_path, "form.pdf", sound_page_with_unmapped_word_pdf("o", b"\x03"))
+    tesseract = FakeEngine(reading(TESSERACT, "Phone"))
+    report = process_document(store, document, Settings(), engines=engines(tesseract))
+    (page,) = report.pages
+    assert tesseract.calls == [] and page.status == "clean" and "unmapped_glyphs" in page.signals
+    assert "each stands alone between spaces: a symbol, no word" in page.reason
+
+
+def test_the_regions_of_unmapped_glyphs_are_where_the_page_draws_them(pdf_factory) -> None:
+    from papersift.pdf_engines import PdfHandle
+
+    with PdfHandle(pdf_factory.sound_page_with_unmapped_word_pdf("Phone"), ()) as handle:
+        (box,) = handle.unmapped_regions(1)
+    x0, y0, x1, y1 = box
+    # the last line (40 lines of 15 pt below y=780 on an A4 page) after "Call the harbour office by "
+    assert 0.25 < x0 < x1 < 0.45 and 0.75 < y0 < y1 < 0.80

@@ -182,3 +182,15 @@ def test_hyphen_repairs_over_the_corpus_and_bench_pdfs_never_join_two_words_prin
     print("\n".join(joins))
     assert joins, "the corpus holds words broken over lines"
     assert not wrong, wrong
+
+
+def test_a_word_printed_whole_is_counted_between_non_word_characters_however_many_are_asked():
+    from papersift.structure import MAX_WORDS_FOUND
+
+    lines = [["uplinks _uplink uplink2 and (uplink)", "uplink é-uplink"], ["welldone"]]
+    words = DocumentWords(lines, [[["well", "done"]]])
+    assert words._count("uplink") == 3 and words._count("uplinks") == 1 and words._count("link") == 0
+    assert not words.prints_whole("welldone"), "joined by the text layer: no evidence"
+    for k in range(MAX_WORDS_FOUND):
+        words.prints_whole(f"never{k}")
+    assert words._count("uplink2") == 1 and words._count("upl") == 0, "the one count of all words agrees"

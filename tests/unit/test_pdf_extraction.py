@@ -220,8 +220,8 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     (the report's own dicts: tests/unit/test_report_models.py)."""
     import dataclasses
 
-    from papersift.content import Table
-    from papersift.structure import Block
+    from papersift.content import PageContent, Table
+    from papersift.structure import Block, OutlineEntry
 
     page = pdf.extract_pages(differences_font_pdf(), SETTINGS, 1, 1)[0]
     page.tables.append(Table(rows=[["a", "b"], ["1", "2"]], title="t"))
@@ -229,14 +229,15 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     assert page.report.attempts and page.report.signals
     # a unit's embedded pictures (bytes) are its OCR input, never in its JSON; a unit without
     # structure blocks, hyphen breaks or line heights is written as before there were any
-    page.line_heights = []
+    page.line_heights, page.line_boxes, page.bold_lines = [], [], []
     expected = {name: value for name, value in dataclasses.asdict(page).items()
-                if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights")}
+                if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights", "line_boxes", "tag_headings",
+                                "bold_lines")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
     # a block without a box (a text-layer block) is written without one
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))
     page.blocks.append(Block(role="paragraph", text="read by OCR", line=1, bbox=[0.1, 0.2, 0.9, 0.3]))
-    blocks = [{key: value for key, value in block.items() if not (key == "bbox" and value is None)}
+    blocks = [{key: value for key, value in block.items() if not (key in ("bbox", "table") and value is None)}
               for block in dataclasses.asdict(page)["blocks"]]
     assert page.to_dict() == {**expected, "report": page.report.to_dict(), "blocks": blocks}
     assert "bbox" not in blocks[0] and blocks[1]["bbox"] == [0.1, 0.2, 0.9, 0.3]
@@ -244,6 +245,11 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     assert page.to_dict()["hyphen_breaks"] == [["exam", "ple"]]
     page.line_heights = [11.7, 0.0]
     assert page.to_dict()["line_heights"] == [11.7, 0.0]
+    page.line_boxes = [[0.1, 0.2, 0.9, 0.22], []]
+    assert page.to_dict()["line_boxes"] == [[0.1, 0.2, 0.9, 0.22], []]
+    page.tag_headings.append(OutlineEntry(title="Introduction", level=1, page=1))
+    assert page.to_dict()["tag_headings"] == [{"title": "Introduction", "level": 1, "page": 1}]
+    assert PageContent.from_dict(page.to_dict()).tag_headings == page.tag_headings
 
 
 def test_a_crop_box_that_cuts_through_a_line_does_not_cut_the_line_out_of_the_text() -> None:

@@ -12,7 +12,15 @@ from papersift.content import PageContent
 from papersift.layout import page_file
 from papersift.pipeline import process_document
 from papersift.settings import Settings
-from papersift.structure import OutlineEntry, _heading_key, _reads_as, outline_headings, running_lines
+from papersift.structure import (
+    OutlineEntry,
+    _find_title,
+    _heading_key,
+    _prose,
+    _reads_as,
+    outline_headings,
+    running_lines,
+)
 
 SECTIONS = [("4.2. Elliptische Geometrie", ["Das Modell"], 3),
             ("4.3. Hyperbolische Geometrie", ["Das Poincaré-Modell", "Geodäten"], 5)]
@@ -48,7 +56,9 @@ def test_outline_titles_become_headings_at_their_nesting_level(tmp_path, pdf_fac
         assert heading in lines
     assert lines.index("# 4.3. Hyperbolische Geometrie") < lines.index("## Geodäten")
     fifth = [b for b in pages[4]["blocks"] if b["role"] == "heading"]
+    box = fifth[0].pop("bbox")
     assert fifth == [{"role": "heading", "text": "Geodäten", "line": 1, "lines": 1, "level": 2}]
+    assert 0 < box[0] < box[2] < 0.5 and 0 < box[1] < box[3] < 0.3, "the heading's box, near the page's top left"
 
 
 def test_a_pdf_without_outline_or_running_heads_keeps_its_text_as_paragraphs(tmp_path, pdf_factory):
@@ -90,7 +100,9 @@ def test_bench_pdfs_outline_titles_are_headings_and_running_heads_leave_the_body
         _, markdown, pages = _results(tmp_path / path.stem, path.read_bytes())
         headings = {_heading_key(line.lstrip("#")): len(line) - len(line.lstrip("#"))
                     for line in markdown.splitlines() if line.startswith("#")}
-        pointing = [e for e in outline if e.page]  # an entry that points at no page has no place
+        # an entry that points at no page has no place, and a paragraph of prose the outline
+        # lists (js__chelsea_pdta's Word bookmarks of mis-styled paragraphs) is no title
+        pointing = [e for e in outline if e.page and not _prose(e.title)]
         found = [e for e in pointing
                  if any(_reads_as(key, _heading_key(e.title)) and level == min(e.level, 6)
                         for key, level in headings.items())]
@@ -162,8 +174,37 @@ def test_a_pdf_without_outline_gets_headings_from_its_font_sizes_largest_first(t
     assert [line for line in lines if line.startswith("#")] == [
         "# A Report on Sizes", "## Introduction", "## Method", "## Results"]
     assert not any(line.startswith("#") for line in text.splitlines()), "text.txt as read"
-    assert [b for b in page_files[1]["blocks"] if b["role"] == "heading"] == [
+    headings = [b for b in page_files[1]["blocks"] if b["role"] == "heading"]
+    assert [{k: v for k, v in b.items() if k != "bbox"} for b in headings] == [
         {"role": "heading", "text": "Results", "line": 0, "lines": 1, "level": 2}]
+    body = next(b for b in page_files[1]["blocks"] if b["role"] == "paragraph")
+    (hx0, hy0, hx1, hy1), (px0, py0, px1, py1) = headings[0]["bbox"], body["bbox"]
+    assert hx0 == px0 and hx1 < px1 and hy1 <= py0, "the heading above its paragraph, the paragraph the wider"
+    assert hy1 - hy0 > (py1 - py0) / body["lines"], "a 14-point line stands taller than a 10-point one"
+    assert "line_boxes" not in page_files[1], "the lines' boxes stay in the work file: the blocks carry them"
+
+
+@pytest.mark.parametrize(("rotate", "expected"), [
+    (0, [0.121, 0.0732, 0.4219, 0.1075]), (90, [0.8925, 0.121, 0.9268, 0.4219]),
+    (180, [0.5781, 0.8925, 0.879, 0.9268]), (270, [0.0732, 0.5781, 0.1075, 0.879])])
+def test_text_layer_blocks_are_boxed_by_their_lines_on_the_page_as_displayed(tmp_path, pdf_factory, rotate,
+                                                                              expected):
+    lines = ["A first line of words on the page here", "and a second one"]
+    _, _, page_files = _results(tmp_path, pdf_factory.rotated_pdf(lines, rotate))
+    blocks = page_files[0]["blocks"]
+    assert [(b["role"], b["lines"]) for b in blocks] == [("paragraph", 2)]
+    # text_pdf's lines start 72 pt in from the left of an A4 page (0.121 of its width), 72 pt down,
+    # 16 pt apart: shown turned by /Rotate (clockwise), the page's top is on the right at 90, at
+    # the bottom at 180, on the left at 270
+    assert blocks[0]["bbox"] == pytest.approx(expected, abs=0.002)
+
+
+def test_blocks_of_glyphs_turned_on_a_page_turned_back_are_boxed_upright(tmp_path, pdf_factory):
+    """A landscape table typeset turned and shown upright by /Rotate: its box is the displayed one."""
+    lines = ["A first line of words on the page here", "and a second one"]
+    _, _, page_files = _results(tmp_path, pdf_factory.turned_text_pdf(lines, 90, rotate=90))
+    x0, y0, x1, y1 = page_files[0]["blocks"][0]["bbox"]
+    assert x1 - x0 > 3 * (y1 - y0), "two lines of words: wider than tall, as displayed"
 
 
 def test_a_big_number_in_a_table_is_no_heading(tmp_path, pdf_factory):
@@ -258,6 +299,15 @@ def test_an_outline_title_reads_as_the_printed_line_with_its_label_or_hyphen():
     assert not _reads_as(_heading_key("Our results"), _heading_key("Results")), "a sentence is no label"
 
 
+def test_a_sentences_end_on_the_line_before_a_title_with_a_colon_is_no_label_of_it():
+    """rustdoc's book printed by Chrome (tagged): 'them all.' ends a paragraph above the heading
+    '-V/--version: version information'."""
+    lines = ["Some flags are unstable; --help will show", "them all.", "-V/--version: version information",
+             "Using this flag looks like this:"]
+    block = _find_title(lines, _heading_key("-V/--version: version information"), set())
+    assert block is not None and (block.line, block.lines) == (2, 1)
+
+
 def test_a_text_line_that_starts_like_markdown_stays_text_in_document_md(tmp_path, pdf_factory):
     """shared-mime-info's spec prints a config file whose lines start with ``#``: Markdown would
     make each a heading, and a ``---`` line a rule under the line above."""
@@ -267,3 +317,37 @@ def test_a_text_line_that_starts_like_markdown_stays_text_in_document_md(tmp_pat
     assert "# This file was automatically generated" in text, "text.txt keeps the line as printed"
     assert not [line for line in markdown.splitlines() if line.startswith(("#", ">"))], markdown
     assert "\\# This file was automatically generated" in markdown and "\\> a line quoted" in markdown
+
+
+def test_a_pdfs_table_stands_in_document_md_where_its_cells_were_read(tmp_path, pdf_factory):
+    """document.md had the table's cells as lines of text and the Markdown table again after the
+    page; now the table takes its lines' place, boxed, and text.txt keeps the lines as read."""
+    store, document = _store_with(tmp_path, "figures.pdf", pdf_factory.table_pdf())
+    report = process_document(store, document, Settings(ocr_mode="off", extract_tables=True))
+    prefix = f"results/{report.doc_id}/"
+    markdown = store.get(prefix + "document.md").decode()
+    assert markdown.count("| North | 1,200 | 4% |") == 1 and "North 1,200 4%" not in markdown
+    before, table, after = markdown.partition("<!-- table page=1 index=0 -->")
+    assert "Table 1: Revenue by region" in before and table and after.lstrip().startswith("| Region |")
+    assert "North 1,200 4%" in store.get(prefix + "text.txt").decode()
+    (block,) = [b for b in json.loads(store.get(prefix + page_file(1)))["blocks"] if b["role"] == "table"]
+    assert block["table"] == 0 and block["text"].startswith("| Region | Revenue | Growth |")
+    x0, y0, x1, y1 = block["bbox"]
+    assert 0 < x0 < x1 < 1 and 0 < y0 < y1 < 0.5
+
+
+def test_a_table_whose_lines_are_interleaved_with_text_outside_it_follows_the_page():
+    from papersift.structure import table_blocks
+
+    boxes = [[0.1, 0.1, 0.4, 0.12], [0.6, 0.1, 0.9, 0.12], [0.1, 0.13, 0.4, 0.15]]  # a column beside the table
+    lines = ["a b", "prose beside", "c d"]
+    assert table_blocks([(0, [0.05, 0.05, 0.45, 0.2], "| a | b |\n| c | d |")], boxes, lines) == []
+    (block,) = table_blocks([(0, [0.05, 0.05, 0.95, 0.2], "| a | b |\n| c | d | prose beside |")], boxes, lines)
+    assert (block.line, block.lines, block.table) == (0, 3, 0)
+
+
+def test_a_table_whose_cells_lack_words_of_its_lines_leaves_them_in_the_text():
+    from papersift.structure import table_blocks
+
+    boxes = [[0.1, 0.1, 0.4, 0.12], [0.1, 0.13, 0.4, 0.15]]
+    assert table_blocks([(0, [0.05, 0.05, 0.45, 0.2], "| a | b |")], boxes, ["a b", "footnote the cells lost"]) == []

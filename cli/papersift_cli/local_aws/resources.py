@@ -41,9 +41,11 @@ class Resources:
     function_arns: Mapping[str, str]
 
 
-def create_resources(client: Callable[[str], Any], prefix: str, environment: Mapping[str, str]) -> Resources:
+def create_resources(client: Callable[[str], Any], prefix: str, environment: Mapping[str, str],
+                     export: bool = False) -> Resources:
     """Bucket (versioned, notifying the queue of drops), queue and DLQ, table, the functions (a dummy
-    zip: the code runs in-process), the state machine and the queue -> ingest event source mapping."""
+    zip: the code runs in-process), the state machine (with the export step when ``export``,
+    Settings.export_parquet, as the stack builds it) and the queue -> ingest event source mapping."""
     s3, sqs, ddb = client("s3"), client("sqs"), client("dynamodb")
     bucket = deployment.BUCKET.named(prefix)
     s3.create_bucket(Bucket=bucket)
@@ -85,9 +87,10 @@ def create_resources(client: Callable[[str], Any], prefix: str, environment: Map
     sqs.purge_queue(QueueUrl=queue_url)
     role_arn = _create_role(client("iam"), prefix)
     function_arns = _create_functions(client("lambda"), prefix, role_arn, environment)
-    arns = {spec.placeholder: function_arns[spec.name] for spec in deployment.WORKFLOW_FUNCTIONS}
+    steps = (*deployment.WORKFLOW_FUNCTIONS, *deployment.OPTIONAL_FUNCTIONS)  # every function is created here
+    arns = {spec.placeholder: function_arns[spec.name] for spec in steps}
     machine = client("stepfunctions").create_state_machine(
-        name=deployment.STATE_MACHINE.named(prefix), definition=load_definition(arns), roleArn=role_arn,
+        name=deployment.STATE_MACHINE.named(prefix), definition=load_definition(arns, export), roleArn=role_arn,
         type="STANDARD",
     )
     client("lambda").create_event_source_mapping(EventSourceArn=queue_arn, FunctionName=function_arns["ingest"],

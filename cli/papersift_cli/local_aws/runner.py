@@ -29,6 +29,7 @@ from papersift.layout import (
     MEMBERS_PREFIX,
     PAGES_FOLDER,
     STATE_MACHINE_ARN_ENV,
+    export_key,
     members_prefix,
     results_prefix,
     work_prefix,
@@ -130,8 +131,8 @@ class LocalAws:
                  forget_finished: bool = False, direct_s3: bool = False) -> None:
         self.settings = settings or Settings()
         #: ``papersift run``: what a finished document leaves in the embedded AWS is removed as soon as
-        #: nothing reads it again (its work files when its assemble step returns, the rest after
-        #: ``forget``), so memory does not grow with the run (see forget.py). Off for tests that
+        #: nothing reads it again (its work files when its last step, assemble or export, returns, the
+        #: rest after ``forget``), so memory does not grow with the run (see forget.py). Off for tests that
         #: look at work files afterwards and for ``papersift serve``, whose API serves them.
         self.forget_finished = forget_finished
         #: the handlers' and the runner's AWS calls answered by moto in this thread (no HTTP); False
@@ -200,7 +201,7 @@ class LocalAws:
         self._post("/moto-api/reset")
         self._post("/moto-api/config", {"stepfunctions": {"execute_state_machine": True}})
         self._set_env()
-        self._resources = create_resources(self.client, self.prefix, self._env())
+        self._resources = create_resources(self.client, self.prefix, self._env(), self.settings.export_parquet)
         self._results = Results(self.client("s3"), self.client("stepfunctions"), self.client("dynamodb"),
                                 self.bucket, self.table_name, self.state_machine_arn, REGION)
         self._poller = QueuePoller(self.client("sqs"), self.queue_url, self._resources.queue_arn, self.dlq_url,
@@ -372,7 +373,7 @@ class LocalAws:
                 self._clear_metrics(spec.name)
             payload = json.dumps(result, default=str)
             outcome = "ok"
-            if spec.name == deployment.ASSEMBLE.name:
+            if spec.name == self._last_step.name:
                 self._assembled(event)
         except Exception as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
@@ -398,8 +399,14 @@ class LocalAws:
         if callable(clear):
             clear()
 
+    @property
+    def _last_step(self) -> deployment.FunctionSpec:
+        """A document's last step: the export step when the workflow has it (it reads the results'
+        page files), else assemble. Either one returns once a document, its failure recorded too."""
+        return deployment.EXPORT if self.settings.export_parquet else deployment.ASSEMBLE
+
     def _assembled(self, event: Mapping[str, Any]) -> None:
-        """A document's assemble step returned: note it under its archive, and with
+        """A document's last step (``_last_step``) returned: note it under its archive, and with
         ``forget_finished`` remove what nothing will read again (forget.py)."""
         doc_id, parent = str(event.get("doc_id") or ""), event.get("parent_doc_id")
         if not doc_id:
@@ -425,7 +432,10 @@ class LocalAws:
         number of objects removed."""
         doc_ids = [d for d in _doc_ids(outcome) if d]
         prefixes = [p for d in doc_ids for p in (work_prefix(d), results_prefix(d), members_prefix(d))]
-        removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key])
+        # the export step's files (export_parquet) stay in the embedded bucket until here: `papersift
+        # export` of the written folder gives the same records
+        exports = [export_key(d) for d in doc_ids] if self.settings.export_parquet else []
+        removed = forget_objects(self.bucket, prefixes=prefixes, keys=[outcome.key, *exports])
         forget_items(REGION, self.table_name, doc_ids)
         self.results.drop_set_aside(doc_ids)
         with self._lock:

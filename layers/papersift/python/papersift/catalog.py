@@ -63,6 +63,7 @@ from papersift.layout import (
     REPORT_PAGE_FILE,
     TEXT_CONTENT_TYPE,
     TEXT_FILE,
+    export_key,
     members_prefix,
     results_prefix,
     views_prefix,
@@ -375,10 +376,11 @@ class Catalog:
     # -- delete --------------------------------------------------------------------------------
 
     def delete(self, doc_id: str) -> DeleteResult:
-        """Remove a document's results, work files, view copies, members (documents of their own) and items,
-        every object version of them, and the source when papersift wrote it (an API upload, an
-        archive member). Refused while the document (or its archive) is still being processed; 404
-        when nothing of it is left (a second DELETE), like GET."""
+        """Remove a document's results, work files, view copies, exports (exports/<doc_id>.parquet, where
+        the export step wrote one), members (documents of their own) and items, every object version
+        of them, and the source when papersift wrote it (an API upload, an archive member). Refused
+        while the document (or its archive) is still being processed; 404 when nothing of it is left
+        (a second DELETE), like GET."""
         item = self._item(doc_id)
         execution = self._execution(str(item.get("parent_doc_id") or doc_id) if item else doc_id)
         if item is None and execution is None:
@@ -389,8 +391,8 @@ class Catalog:
                 self.store.exists(str(item.get("source_key") or "")):
             raise DocumentRunningError(f"document {doc_id} was uploaded and its run is about to start")
         documents = [doc_id, *(m.doc_id for m in self._members(item) if m.doc_id)]
-        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d), views_prefix(d))] + \
-            [members_prefix(doc_id)]
+        prefixes = [p for d in documents for p in (results_prefix(d), work_prefix(d), views_prefix(d), export_key(d))] \
+            + [members_prefix(doc_id)]
         source_key = str(item.get("source_key") or "") if item else ""
         if source_key.startswith(OWNED_SOURCE_PREFIXES):
             prefixes.append(source_key)

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from papersift.report import PageReport
-from papersift.structure import SET_APART, Block, markdown_body
+from papersift.structure import SET_APART, TABLE, Block, OutlineEntry, markdown_body
 
 
 def _cell(value: object) -> str:
@@ -28,6 +28,9 @@ class Table:
     index: int = 0
     header_rows: int = 1
     title: str = ""
+    #: its box on the page as displayed (fractions: x0, y0, x1, y1 from the top left), where known
+    #: (a PDF's table): document.md puts it in place of the lines its cells were read as
+    bbox: list[float] | None = None
 
     def to_markdown(self) -> str:
         rows = [[_cell(c) for c in row] for row in self.rows if any(str(c or "").strip() for c in row)]
@@ -145,6 +148,15 @@ class PageContent:
     #: per line of ``body_lines``, the height of a character sampled from it (a PDF's pdfium text;
     #: 0 where unknown): document.md's headings of a PDF without outline come from them
     line_heights: list[float] = field(default_factory=list)
+    #: per line of ``body_lines``, its box on the page as displayed (fractions: x0, y0, x1, y1 from
+    #: the top left; ``[]`` where unknown; a PDF's pdfium text): the work file's, for the blocks'
+    #: ``bbox`` (structure.box_blocks); the results' page files carry the boxes on their blocks
+    line_boxes: list[list[float]] = field(default_factory=list)
+    #: ... and the indices of the lines whose sampled character is set in a bold font
+    bold_lines: list[int] = field(default_factory=list)
+    #: a tagged PDF's page: the heading elements of its structure tree (title, level, page) in
+    #: tree order (pdf_tags): document.md's headings when the document's tags hold up
+    tag_headings: list[OutlineEntry] = field(default_factory=list)
 
     def body_lines(self) -> list[str]:
         """The text's lines without the form fields' lines that end it (document.md lists those)."""
@@ -159,12 +171,15 @@ class PageContent:
         if self.markdown is not None:
             body = self.markdown
         elif self.blocks:
-            body = markdown_body(self.body_lines(), self.blocks)
+            body = markdown_body(self.body_lines(), self.blocks, self.number)
         else:
             body = "\n".join(self.body_lines())
         parts = [body.rstrip()] if body.strip() else []
         if self.markdown is None:
+            placed = {block.table for block in self.blocks if block.role == TABLE}
             for table in self.tables:
+                if table.index in placed:
+                    continue  # in its place in the body
                 md = table.to_markdown()
                 if md:
                     parts.append(f"<!-- table page={self.number} index={table.index} -->\n{md}")
@@ -194,6 +209,18 @@ class PageContent:
             out["line_heights"] = list(self.line_heights)
         else:
             del out["line_heights"]
+        if self.line_boxes:
+            out["line_boxes"] = [list(box) for box in self.line_boxes]
+        else:
+            del out["line_boxes"]
+        if self.bold_lines:
+            out["bold_lines"] = list(self.bold_lines)
+        else:
+            del out["bold_lines"]
+        if self.tag_headings:
+            out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
+        else:
+            del out["tag_headings"]
         return out
 
     def set_apart(self) -> list[Block]:
@@ -207,6 +234,7 @@ class PageContent:
         data["tables"] = [Table(**t) for t in data.get("tables", [])]
         data["form_fields"] = [FormField(**f) for f in data.get("form_fields", [])]
         data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
+        data["tag_headings"] = [OutlineEntry(**e) for e in data.get("tag_headings", [])]
         return cls(**data)
 
 
@@ -215,4 +243,6 @@ def _block_dict(block: Block) -> dict[str, Any]:
     out = asdict(block)
     if out["bbox"] is None:
         del out["bbox"]
+    if out["table"] is None:
+        del out["table"]
     return out

@@ -6,8 +6,9 @@ Pure: records are built from a report (the parsed report.json) and the document'
 caller, which knows where they are (the CLI: a results folder; AWS: the bucket through an
 :class:`~papersift.storage.ObjectStore`, :func:`stored_document_records`), a document at a
 time, so the memory an export needs is flat however many documents go through it. The JSONL
-writer is here; the Parquet one is the CLI's (``papersift_cli.parquet``: pyarrow is an optional
-extra, and what the core imports ships in the Lambda layer).
+writer is here; the Parquet one is ``papersift.parquet`` (pyarrow: an optional extra, in the
+container image, not in the zip Lambdas' layer), used by the CLI and by the workflow's export step
+(``papersift.steps.export``).
 
 The schema is :data:`EXPORT_COLUMNS`, in this order, documented in docs/export.md and pinned by
 tests/unit/test_export.py: a column renamed, retyped or moved changes every table built over the
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
+from papersift.content import FormField
 from papersift.layout import PAGE_SEPARATOR, PAGES_FOLDER, REPORT_FILE, TEXT_FILE, member_tag, results_prefix
 from papersift.report import TRUSTED_DOCUMENT_STATUSES, TRUSTED_PAGE_STATUSES
 from papersift.storage import ObjectStore
@@ -30,6 +32,8 @@ EXPORT_FORMATS = ("jsonl", "parquet")
 EXPORT_UNITS = ("page", "block")
 #: the role of a record that is a whole page
 PAGE_ROLE = "page"
+#: the role of a page's filled form field or annotation text, after its blocks
+FORM_FIELD_ROLE = "form_field"
 #: the role of a block that heads a section (``level`` 1..6 gives its depth)
 HEADING_ROLE = "heading"
 
@@ -37,7 +41,7 @@ HEADING_ROLE = "heading"
 @dataclass(frozen=True)
 class Column:
     """One column of the export: its Arrow type (``string``, ``int32``, ``float64``, ``bool``,
-    ``list<string>``), its Athena/Glue type, whether it may be null, and what it holds."""
+    ``list<string>``, ``list<float64>``), its Athena/Glue type, whether it may be null, and what it holds."""
 
     name: str
     arrow_type: str
@@ -71,6 +75,9 @@ EXPORT_COLUMNS: tuple[Column, ...] = (
            "the titles of the sections the record is in, outermost first; empty until blocks carry headings"),
     Column("role", "string", "string", False, "page for a page record; a block's role (heading, paragraph, ...)"),
     Column("text", "string", "string", False, "the record's text"),
+    Column("bbox", "list<float64>", "array<double>", True,
+           "a block's box on its page as displayed: x0, y0, x1, y1, fractions from its top left; null for a "
+           "page record and a block without geometry (DOCX, HTML, ... blocks; a PDF line pdfium did not place)"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in EXPORT_COLUMNS)
 
@@ -100,8 +107,14 @@ class PageBody:
 
     @classmethod
     def from_page_file(cls, page: Mapping[str, Any]) -> PageBody:
+        """The page's blocks, then its form fields (kept beside the blocks, which cover its body
+        lines only) as blocks of role ``form_field``: a block export leaves no filled value out."""
         blocks = page.get("blocks")
-        return cls(str(page.get("text") or ""), blocks if isinstance(blocks, list) else None)
+        if not isinstance(blocks, list):
+            return cls(str(page.get("text") or ""))
+        fields = [FormField(**found) for found in page.get("form_fields") or () if isinstance(found, Mapping)]
+        return cls(str(page.get("text") or ""),
+                   [*blocks, *({"role": FORM_FIELD_ROLE, "text": found.line()} for found in fields)])
 
 
 def split_pages(text: str, count: int) -> list[str]:
@@ -197,15 +210,23 @@ def document_records(report: Mapping[str, Any], bodies: Iterable[PageBody], orig
         if unit != "block" or body.blocks is None:
             records.append({"page": number, "block": None, "status": status, "trusted": trusted, "engine": engine,
                             "confidence": confidence, "language": language, "headings": [], "role": PAGE_ROLE,
-                            "text": body.text})
+                            "text": body.text, "bbox": None})
             continue
         for index, block in enumerate(body.blocks):
             role = str(block.get("role") or "")
             text = str(block.get("text") or "")
             records.append({"page": number, "block": index, "status": status, "trusted": trusted, "engine": engine,
                             "confidence": confidence, "language": language,
-                            "headings": _headings_path(headings, block, role, text), "role": role, "text": text})
+                            "headings": _headings_path(headings, block, role, text), "role": role, "text": text,
+                            "bbox": _bbox(block.get("bbox"))})
     return DocumentRecords(shared, records)
+
+
+def _bbox(value: Any) -> list[float] | None:
+    """A block's ``bbox`` as four floats, or None where it has none (or not a box's four numbers)."""
+    if isinstance(value, list) and len(value) == 4 and all(isinstance(v, int | float) for v in value):
+        return [float(v) for v in value]
+    return None
 
 
 def _headings_path(open_sections: list[tuple[int, str]], block: Mapping[str, Any], role: str,

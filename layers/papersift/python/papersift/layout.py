@@ -29,6 +29,9 @@ WORK_PREFIX = "work/"
 RESULTS_PREFIX = "results/"
 #: archive members, each a document of its own (never under incoming/: a member is not a drop)
 MEMBERS_PREFIX = "members/"
+#: each document's page records as Parquet, ``exports/<doc_id>.parquet`` (Settings.export_parquet):
+#: the location of an Athena/Glue table (docs/export.md)
+EXPORTS_PREFIX = "exports/"
 #: what the API serves for ``GET /documents/{id}/view`` of an archive: copies of its report.html
 #: whose member links are presigned (relative ones fail from a presigned URL); expires
 VIEWS_PREFIX = "views/"
@@ -45,6 +48,11 @@ def work_prefix(doc_id: str) -> str:
 def results_prefix(doc_id: str) -> str:
     """``results/<doc_id>/``: a document's results (the files below)."""
     return f"{RESULTS_PREFIX}{doc_id}/"
+
+
+def export_key(doc_id: str) -> str:
+    """``exports/<doc_id>.parquet``: a document's page records (the export step)."""
+    return f"{EXPORTS_PREFIX}{doc_id}.parquet"
 
 
 def views_prefix(doc_id: str) -> str:
@@ -93,6 +101,8 @@ JSON_CONTENT_TYPE = "application/json"
 HTML_CONTENT_TYPE = "text/html; charset=utf-8"
 #: an OCR input cut as a one-page PDF
 PDF_CONTENT_TYPE = "application/pdf"
+#: Apache Parquet (no registered media type; the one Apache's own tools use)
+PARQUET_CONTENT_TYPE = "application/vnd.apache.parquet"
 #: bytes of no particular type (an OCR input's "draw it from the source" marker)
 BINARY_CONTENT_TYPE = "application/octet-stream"
 

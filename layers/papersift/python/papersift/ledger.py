@@ -25,7 +25,9 @@ from papersift.storage import CountingStore, ObjectStore
 
 #: the Textract operations, by the name a page's OCR details carry
 DETECT_DOCUMENT_TEXT = "DetectDocumentText"
-ANALYZE_DOCUMENT = "AnalyzeDocument"
+ANALYZE_DOCUMENT = "AnalyzeDocument"  # FeatureTypes TABLES
+ANALYZE_DOCUMENT_LAYOUT = "AnalyzeDocumentLayout"  # LAYOUT
+ANALYZE_DOCUMENT_TABLES_LAYOUT = "AnalyzeDocumentTablesLayout"  # TABLES and LAYOUT
 #: an ingest message is sent by the bucket's notification, received and deleted by the ingest function
 SQS_REQUESTS_PER_MESSAGE = 3
 #: amounts kept to a nano-dollar: one document's S3 GETs ($0.0000004 each) would vanish at micro-dollars
@@ -97,8 +99,22 @@ def textract_calls(pages: Iterable[PageReport]) -> Counter[str]:
 
 
 def textract_price(api: str, settings: Settings) -> float:
-    return settings.price_textract_analyze_per_page if api == ANALYZE_DOCUMENT \
-        else settings.price_textract_detect_per_page
+    """USD a page read by ``api`` (the operation with the features asked: ``textract_api``)."""
+    if api == ANALYZE_DOCUMENT:
+        return settings.price_textract_analyze_per_page
+    if api == ANALYZE_DOCUMENT_LAYOUT:
+        return settings.price_textract_layout_per_page
+    if api == ANALYZE_DOCUMENT_TABLES_LAYOUT:
+        return settings.price_textract_analyze_per_page + settings.price_textract_layout_with_tables_per_page
+    return settings.price_textract_detect_per_page
+
+
+def textract_api(tables: bool, layout: bool) -> str:
+    """The Textract call a page is read with, as the ledger names it: DetectDocumentText unless
+    tables or LAYOUT are wanted (``Settings.textract_layout``), which only AnalyzeDocument gives."""
+    if tables:
+        return ANALYZE_DOCUMENT_TABLES_LAYOUT if layout else ANALYZE_DOCUMENT
+    return ANALYZE_DOCUMENT_LAYOUT if layout else DETECT_DOCUMENT_TEXT
 
 
 def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: int, settings: Settings,
@@ -127,7 +143,7 @@ def cost_ledger(pages: list[PageReport], usage: Iterable[Usage], transitions: in
     workflow_usd = transitions * settings.price_state_transition
     amounts = {"textract": textract_usd, "lambda": lambda_usd, "step_functions": workflow_usd, "s3": s3_usd,
                "dynamodb": dynamodb_usd, "sqs": sqs_usd, "api_gateway": api_usd, "logs": logs_usd}
-    every_page = textract_price(ANALYZE_DOCUMENT if tables else DETECT_DOCUMENT_TEXT, settings)
+    every_page = textract_price(textract_api(tables, settings.textract_layout), settings)
     readable = sum(1 for p in pages if p.status != "skipped_limit") if paged else 0
     return {
         "pages_by_engine": dict(Counter(p.engine for p in pages if p.engine)),
@@ -171,14 +187,17 @@ def merge_ledgers(ledgers: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int:
+def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int, export: bool = False) -> int:
     """State transitions of one document through ``infra/workflow.py``, counted from its shape:
     each state entered is one (Step Functions bills Standard workflows by them). An archive
     member's are its own; an archive adds its members' ledgers to its own. Retries are not
-    known here and not counted. A test runs documents through the local workflow and holds this
-    equal to the transitions in their execution histories."""
+    known here and not counted, nor is the export step's recording of its own failure (with
+    ``export``, Settings.export_parquet: the Export state after assemble is). A test runs
+    documents through the local workflow and holds this equal to the transitions in their
+    execution histories."""
+    exported = 1 if export else 0  # Export, after assemble or RecordFailure
     if plan is None:
-        return 2  # Plan (failed) -> RecordFailure
+        return 2 + exported  # Plan (failed) -> RecordFailure
     count = 2  # Plan, RouteByPlanStatus
     level = 1 if member else 0
     route = plan.route(level)
@@ -192,7 +211,7 @@ def workflow_transitions(plan: Plan | None, member: bool, ocr_pages: int) -> int
         count += _ocr_stage(ocr_pages) + (after_ocr if ocr_pages else 0)
     if route is Route.UNPACK or plan.unpacks_after(level):
         count += 1 + (0 if member else 1) + 1  # Unpack, ChooseMemberMapKind, the member Map
-    return count + 1  # Assemble (or RecordFailure after a Catch)
+    return count + 1 + exported  # Assemble (or RecordFailure after a Catch)
 
 
 def _ocr_stage(pages: int) -> int:

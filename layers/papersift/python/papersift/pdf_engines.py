@@ -22,14 +22,14 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from papersift import pdf_fonts
+from papersift import pdf_fonts, pdf_tags
 from papersift.content import FormField
 from papersift.errors import CorruptInputError, EmptyInputError, EncryptedInputError, EngineError
 from papersift.pdf_fonts import DictionaryFacts, FontEvidence, FontUse, MathGlyphs, ProgramFacts
@@ -139,18 +139,29 @@ HIDDEN_SHARE = 0.5
 _RAW_LINE = re.compile(r"[^\r\n\f]*")
 
 
-def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
-    """``PdfHandle.line_heights``: each line is found among ``raw``'s lines in order (as
-    normalise_text leaves them) and one character of it, from its middle, asked of pdfium. The
-    text within the page box is pdfium's characters in their order, some left out (beyond the
-    box) and line breaks put in: a character's index is its place in ``raw`` plus a shift that
-    only grows; where the code pdfium has there is not the one ``raw`` holds, the shift is looked
-    for further on (two characters must agree), at most ``MAX_SHIFT_LOOK`` places; a line not
-    found gets 0. Mostly two calls a line, whatever its length."""
+def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], turn: int,
+                   heights_wanted: bool, bold: list[bool] | None = None) -> tuple[list[float], list[list[float]]]:
+    """``PdfHandle.line_geometry``: each line is found among ``raw``'s lines in order (as
+    normalise_text leaves them) and a character of it asked of pdfium: from its middle where the
+    heights are wanted, else its first. The text within the page box is pdfium's characters in
+    their order, some left out (beyond the box) and line breaks put in: a character's index is its
+    place in ``raw`` plus a shift that only grows; where the code pdfium has there is not the one
+    ``raw`` holds, the shift is looked for further on (two characters must agree), at most
+    ``MAX_SHIFT_LOOK`` places (on a page of turned glyphs, whose line breaks are ours, back too);
+    a line not found gets 0 and no box. The line's first and last characters are then taken at
+    that shift where pdfium holds them there (a line the box cuts into gets no box). A line's box
+    is the union of its ends' loose boxes (their advance and the font's height), in the page as
+    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length. ``bold``: a list
+    as long as ``lines``, each line whose sampled character is set in a bold font marked True
+    (``_bold_char``: one to two calls more; with the heights only)."""
     c = pdfium_c
-    out = [0.0] * len(lines)
+    heights = [0.0] * len(lines) if heights_wanted else []
+    boxes: list[list[float]] = [[]] * len(lines)  # one empty list for every line without a box, never changed
+    name = ctypes.create_string_buffer(128)
     count = c.FPDFText_CountChars(textpage)
     glyph = c.FS_RECTF()
+    get_unicode, loose_box = c.FPDFText_GetUnicode, c.FPDFText_GetLooseCharBox
+    displayed = _Frame(page).displayed
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
     spans = _raw_lines(raw)
@@ -163,23 +174,115 @@ def _line_heights(textpage: Any, raw: str, lines: Sequence[str]) -> list[float]:
             if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
                 continue
             at = k + 1
-            middle = start + (len(text) + len(text) - len(text.lstrip())) // 2
-            while raw[middle].isspace() or raw[middle] == "\x00":  # a character follows: the line is rstripped
-                middle += 1
-            code = ord(raw[middle])
-            if c.FPDFText_GetUnicode(textpage, middle + shift) != code:
-                following = ord(raw[middle + 1]) if middle + 1 < len(raw) else None
-                for moved in range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - middle)):
-                    if c.FPDFText_GetUnicode(textpage, middle + moved) == code and (
-                            following is None or c.FPDFText_GetUnicode(textpage, middle + moved + 1) == following):
+            lead = len(text) - len(text.lstrip())
+            first, last = start + lead, start + len(text.rstrip()) - 1
+            while raw[first] == "\x00":
+                first += 1
+            while raw[last] == "\x00":
+                last -= 1
+            if heights_wanted:
+                anchor = start + (len(text) + lead) // 2
+                while raw[anchor].isspace() or raw[anchor] == "\x00":  # a character follows: the line is rstripped
+                    anchor += 1
+            else:
+                anchor = first
+            code = ord(raw[anchor])
+            if get_unicode(textpage, anchor + shift) != code:
+                following = ord(raw[anchor + 1]) if anchor + 1 < len(raw) else None
+                moves: Iterable[int] = range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - anchor))
+                if turn:
+                    moves = itertools.chain(moves, range(shift - 1, max(shift - MAX_SHIFT_LOOK, -anchor) - 1, -1))
+                else:  # pdfium's text ahead read at once (one call, not one a place), its likely shifts first
+                    moves = itertools.chain(_likely_shifts(textpage, anchor, shift, raw[anchor:anchor + 2], count),
+                                            moves)
+                for moved in moves:
+                    if get_unicode(textpage, anchor + moved) == code and (
+                            following is None or get_unicode(textpage, anchor + moved + 1) == following):
                         shift = moved
                         break
                 else:
                     break
-            if c.FPDFText_GetLooseCharBox(textpage, middle + shift, glyph):
-                out[index] = round(glyph.top - glyph.bottom, 1)
+            if heights_wanted and loose_box(textpage, anchor + shift, glyph):
+                heights[index] = round(glyph.top - glyph.bottom, 1)
+                if bold is not None and _bold_char(textpage, anchor + shift, name):
+                    bold[index] = True
+            if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
+                    or get_unicode(textpage, last + shift) != ord(raw[last]) \
+                    or not loose_box(textpage, first + shift, glyph):
+                break
+            left, bottom, right, top = glyph.left, glyph.bottom, glyph.right, glyph.top
+            if loose_box(textpage, last + shift, glyph):
+                boxes[index] = displayed(min(left, glyph.left), min(bottom, glyph.bottom),
+                                         max(right, glyph.right), max(top, glyph.top))
             break
-    return out
+    return heights, boxes
+
+
+def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: int) -> Iterator[int]:
+    """The shifts past ``shift`` at which pdfium's text (``FPDFText_GetText`` of the next
+    ``MAX_SHIFT_LOOK`` characters) reads ``wanted``: where that text holds a character per index,
+    as on most pages, the shift is one of them; the caller checks each against the characters."""
+    start = place + shift + 1
+    size = min(MAX_SHIFT_LOOK, count - start)
+    if size <= 0:
+        return
+    buffer = (ctypes.c_ushort * (size + 1))()
+    written = pdfium_c.FPDFText_GetText(textpage, start, size, buffer)
+    ahead = ctypes.string_at(buffer, 2 * max(written - 1, 0)).decode("utf-16-le", errors="replace")
+    found = ahead.find(wanted)
+    while found >= 0:
+        yield shift + 1 + found
+        found = ahead.find(wanted, found + 1)
+
+
+class _Frame:
+    """The frame a page's boxes are given in: its visible page box, turned as the page is
+    displayed (its /Rotate, clockwise), as fractions from the displayed page's top left."""
+
+    def __init__(self, page: Any) -> None:
+        c = pdfium_c
+        box = c.FS_RECTF()
+        if not c.FPDF_GetPageBoundingBox(page, box):
+            box = c.FS_RECTF(0.0, c.FPDF_GetPageHeightF(page), c.FPDF_GetPageWidthF(page), 0.0)
+        self.x0, self.y0, self.x1, self.y1 = box.left, box.bottom, box.right, box.top
+        self.across, self.down = 1 / max(self.x1 - self.x0, 1e-6), 1 / max(self.y1 - self.y0, 1e-6)
+        self.rotation = max(c.FPDFPage_GetRotation(page), 0) % 4
+
+    def displayed(self, left: float, bottom: float, right: float, top: float) -> list[float]:
+        """A box in the page's space (points) as x0, y0, x1, y1 of the page as displayed, rounded
+        to 1/10,000 and kept within the page."""
+        x0, y0, x1, y1, across, down = self.x0, self.y0, self.x1, self.y1, self.across, self.down
+        if self.rotation == 0:
+            box = ((left - x0) * across, (y1 - top) * down, (right - x0) * across, (y1 - bottom) * down)
+        elif self.rotation == 1:  # a quarter turn clockwise: the page's bottom edge is shown on the left
+            box = ((bottom - y0) * down, (left - x0) * across, (top - y0) * down, (right - x0) * across)
+        elif self.rotation == 2:
+            box = ((x1 - right) * across, (bottom - y0) * down, (x1 - left) * across, (top - y0) * down)
+        else:
+            box = ((y1 - top) * down, (x1 - right) * across, (y1 - bottom) * down, (x1 - left) * across)
+        return [round(value, 4) if 0.0 <= value <= 1.0 else (0.0 if value < 0.0 else 1.0) for value in box]
+
+
+#: a font name that says its weight is bold (``Helvetica-Bold``, ``Arial,BoldItalic``,
+#: ``MinionPro-Semibold``, ``Futura-Heavy``, ``Gotham-Black``), and TeX's bold faces (CMBX10)
+_BOLD_NAME = re.compile(r"(?i)bold|black|heavy|demi|semibd|^cmbx|^ecbx|^lmroman\d+-bold")
+#: a font's weight (pdfium's from its descriptor) at or above this is bold
+BOLD_WEIGHT = 600
+#: ForceBold in a font descriptor's flags
+_FORCE_BOLD = 1 << 18
+
+
+def _bold_char(textpage: Any, index: int, name: Any) -> bool:
+    """Whether pdfium's character ``index`` is set in a bold font: its weight (``BOLD_WEIGHT``),
+    its descriptor's ForceBold flag or its name (``_BOLD_NAME``). ``name``: a buffer for it."""
+    c = pdfium_c
+    if c.FPDFText_GetFontWeight(textpage, index) >= BOLD_WEIGHT:
+        return True
+    flags = ctypes.c_int()
+    size = c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
+    if flags.value & _FORCE_BOLD:
+        return True
+    return size > 0 and _BOLD_NAME.search(name.raw[: min(size, len(name)) - 1].decode("latin-1")) is not None
 
 
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
@@ -531,6 +634,7 @@ class PdfHandle:
         self._turn = 0  # ... and the quarter turns of its glyphs (_glyph_turn)
         self._raw: tuple[int, str] | None = None  # page number, pdfium's text of it as read (line_heights)
         self._forms: FormReader | None = None
+        self._tag_probe = (0, 0)  # structure trees read in this batch, heading elements they held
         self._font_doubts: dict[Any, str | None] = {}  # font dictionary -> doubt, once per batch
         self._differences_cache: dict[Any, dict[int, str]] = {}  # font dictionary -> its /Differences
         self._program_names: dict[int, dict[int, str]] = {}  # pdfium font handle's address -> its program's encoding
@@ -656,6 +760,26 @@ class PdfHandle:
         lines' heights (``line_heights``) are not asked."""
         return self.pdfium is not None and bool(pdfium_c.FPDFBookmark_GetFirstChild(self.pdfium.raw, None))
 
+    @functools.cached_property
+    def tagged(self) -> bool:
+        """The catalog marks the document as tagged (pdf_tags.is_tagged): its pages' structure
+        trees are read for their headings (``tag_headings``)."""
+        return self.pdfium is not None and pdf_tags.is_tagged(self.pdfium.raw)
+
+    def tag_headings(self, number: int) -> list[OutlineEntry]:
+        """The heading elements of page ``number``'s structure tree (pdf_tags.page_headings);
+        none when the document is not tagged or its tree is damaged (tags are a courtesy), and
+        none once the batch's first ``pdf_tags.PROBE_PAGES`` trees held no heading element: a
+        tagged table or form has none, and its trees cost pdfium ~2 ms a page to build."""
+        if not self.tagged or (self._tag_probe[1] == 0 and self._tag_probe[0] >= pdf_tags.PROBE_PAGES):
+            return []
+        try:
+            found = self._on_text_page(number, lambda page, textpage: pdf_tags.page_headings(page, textpage, number))
+        except Exception:
+            found = []
+        self._tag_probe = (self._tag_probe[0] + 1, self._tag_probe[1] + len(found))
+        return found
+
     @property
     def encrypted(self) -> bool:
         """The file is encrypted (opened with a password, perhaps the empty one): its bytes cannot
@@ -748,15 +872,23 @@ class PdfHandle:
             if self._may_draw_math(page, text) else (text, None))
         return text, replace(probe, math_glyphs=math) if math is not None else probe
 
-    def line_heights(self, number: int, lines: Sequence[str]) -> list[float]:
-        """Per line of ``lines`` (the page's final text, as pdfium read it), the height of one
-        character sampled from it: its loose box's height on the page (the font size with the
-        text matrix's scaling); 0 for a blank line or one that cannot be matched to pdfium's
-        characters. Empty when pdfium's text is not at hand."""
+    def line_geometry(self, number: int, lines: Sequence[str], heights: bool = True, bold: list[bool] | None = None
+                      ) -> tuple[list[float], list[list[float]]]:
+        """Per line of ``lines`` (the page's final text, as pdfium read it): the height of one
+        character sampled from its middle (its loose box's height on the page: the font size with
+        the text matrix's scaling; 0 for a blank line or one that cannot be matched to pdfium's
+        characters), only when ``heights``; and its box ``[x0, y0, x1, y1]`` as fractions of the
+        page as displayed, from its top left (``[]`` where unknown). Both empty when pdfium's
+        text is not at hand. ``bold``: see ``_line_geometry``."""
         if self._raw is None or self._raw[0] != number:
-            return []
-        raw = self._raw[1]
-        return self._on_text_page(number, lambda page, textpage: _line_heights(textpage, raw, lines))
+            return [], []
+        raw, turn = self._raw[1], self._turn
+        return self._on_text_page(number, lambda page, textpage: _line_geometry(page, textpage, raw, lines, turn,
+                                                                                heights, bold))
+
+    def line_heights(self, number: int, lines: Sequence[str], bold: list[bool] | None = None) -> list[float]:
+        """``line_geometry``'s heights alone."""
+        return self.line_geometry(number, lines, bold=bold)[0]
 
     def _may_draw_math(self, page: Any, text: str) -> bool:
         """Whether raw codes in pdfium's ``text`` of ``page`` may be math fonts' glyphs, asking pdfium
@@ -943,6 +1075,15 @@ class PdfHandle:
             return None
         return self._on_text_page(number, probe_pictures)
 
+    def unmapped_regions(self, number: int) -> tuple[tuple[float, float, float, float], ...]:
+        """Where the page draws glyphs pdfium found no Unicode for, outside math fonts (whose
+        codes :func:`pdf_fonts.read_math_glyphs` maps): see :func:`unmapped_glyph_regions`.
+        Asked only of a page whose text has such glyphs; none on a page whose glyphs are turned."""
+        if self.pdfium is None:
+            return ()
+        return self._on_text_page(number, lambda page, textpage: () if self._turn else unmapped_glyph_regions(
+            page, textpage, self._math_fonts))
+
     def cut_pages(self, numbers: list[int]) -> dict[int, bytes]:
         """Pages as one-page PDFs of their own, unencrypted, their images as in the original (no
         re-render): what OCR reads, and what Textract is sent. pdfium copies the page's objects,
@@ -1094,6 +1235,65 @@ def _rotated_box(box: tuple[float, float, float, float], quarter_turns: int) -> 
     for _ in range(quarter_turns % 4):
         x0, y0, x1, y1 = 1 - y1, x0, 1 - y0, x1
     return (round(x0, 4), round(y0, 4), round(x1, 4), round(y1, 4))
+
+
+#: glyphs without Unicode this close (points) on one line are one region; a region is padded so
+#: OCR sees the glyphs' whole word around them
+GLYPH_GAP, GLYPH_PAD = 12.0, 4.0
+#: regions kept a page at most (a page of a font with no map at all is the verdict's, not these)
+MAX_GLYPH_REGIONS = 8
+
+
+def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, bool]
+                           ) -> tuple[tuple[float, float, float, float], ...]:
+    """Boxes (fractions of the page as displayed, x0, y0, x1, y1 from the top left) around the runs
+    of glyphs pdfium found no Unicode for, drawn by fonts that are not math fonts: what the text
+    layer leaves out, for OCR to read; a glyph alone between spaces is a symbol (a form's checkbox),
+    no word, and is left alone. ``math_fonts`` caches, by font handle address, whether a
+    font is one of TeX's math fonts."""
+    c = pdfium_c
+    box = c.FS_RECTF()
+    if not c.FPDF_GetPageBoundingBox(raw_page, box):
+        return ()
+    width, height = max(box.right - box.left, 1.0), max(box.top - box.bottom, 1.0)
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    runs: list[list[float]] = []  # x0, y0, x1, y1 in page space
+    lone: list[bool] = []  # ... the run is one glyph between spaces (a checkbox, a bullet: no word)
+    address = ctypes.c_void_p.from_buffer
+    count = c.FPDFText_CountChars(textpage)
+
+    def spaced(index: int) -> bool:
+        return not 0 <= index < count or c.FPDFText_GetUnicode(textpage, index) <= 32
+
+    for index in range(count):
+        if c.FPDFText_HasUnicodeMapError(textpage, index) != 1:
+            continue
+        obj = c.FPDFText_GetTextObject(textpage, index)
+        font = c.FPDFTextObj_GetFont(obj) if obj else None
+        if font:
+            key = address(font).value or 0
+            if key not in math_fonts:
+                math_fonts[key] = pdf_fonts.is_math_font(pdf_fonts.program_facts(font).name)
+            if math_fonts[key]:
+                continue
+        if not c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
+            continue
+        glyph = [left.value, bottom.value, right.value, top.value]
+        last = runs[-1] if runs else None
+        if last is not None and glyph[0] - last[2] <= GLYPH_GAP and min(glyph[3], last[3]) > max(glyph[1], last[1]) - 1:
+            last[:] = [min(last[0], glyph[0]), min(last[1], glyph[1]), max(last[2], glyph[2]), max(last[3], glyph[3])]
+            lone[-1] = False
+        else:
+            runs.append(glyph)
+            lone.append(spaced(index - 1) and spaced(index + 1))
+    rotation = c.FPDFPage_GetRotation(raw_page)
+    regions = []
+    for x0, y0, x1, y1 in [run for run, alone in zip(runs, lone, strict=True) if not alone][:MAX_GLYPH_REGIONS]:
+        x0, y0, x1, y1 = x0 - GLYPH_PAD, y0 - GLYPH_PAD, x1 + GLYPH_PAD, y1 + GLYPH_PAD
+        fractions = (max((x0 - box.left) / width, 0.0), max((box.top - y1) / height, 0.0),
+                     min((x1 - box.left) / width, 1.0), min((box.top - y0) / height, 1.0))
+        regions.append(_rotated_box(fractions, rotation))
+    return tuple(regions)
 
 
 def _collect_pictures(parent: Any, is_form: bool, depth: int, page_box: tuple[float, float, float, float],

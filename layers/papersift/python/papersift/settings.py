@@ -224,6 +224,11 @@ class Settings(BaseModel):
     extract_tables: Bool = False
     #: also write a cleaned text file (accent folding, stopwords, noise)
     clean_text: Bool = False
+    #: on AWS (and in `papersift run`), a last step after assemble writes each document's page
+    #: records as exports/<doc_id>.parquet, the schema of `papersift export --unit page`, for an
+    #: Athena/Glue table over the bucket (docs/export.md). The workflow has the step only when this
+    #: is on; its failure is recorded on the document's item and never fails the document
+    export_parquet: Bool = False
     #: what folds its accents: unidecode (GPL-2.0+) or anyascii (ISC), for a deployment that
     #: must ship no GPL library. They agree on every accented letter of the European languages
     #: and differ on rare letters and typographic punctuation (README, Licences)
@@ -233,9 +238,19 @@ class Settings(BaseModel):
     max_archive_members: PositiveInt = 10_000
     max_archive_total_bytes: PositiveInt = 4 * 1024 * 1024 * 1024
     max_compression_ratio: PositiveInt = 200
-    #: USD per page, used for the cost ledger in reports
+    #: ask Textract for its LAYOUT (AnalyzeDocument FeatureTypes LAYOUT, beside TABLES when tables
+    #: are wanted): an OCR'd page's headings, paragraphs, lists, running heads and page numbers with
+    #: their boxes (pages/N.json blocks, document.md). Off by default: alone it costs
+    #: price_textract_layout_per_page, 2.7 times DetectDocumentText's, for structure a page's text
+    #: does not need (Tesseract's pages get their paragraphs anyway)
+    textract_layout: Bool = False
+    #: USD per page, used for the cost ledger in reports (aws.amazon.com/textract/pricing, us-east-1,
+    #: the first million pages a month: DetectDocumentText $1.50, AnalyzeDocument Tables $15 and
+    #: Layout $4 per 1,000 pages; Layout beside Tables is priced in Tables' own: no more per page)
     price_textract_detect_per_page: Price = 0.0015
     price_textract_analyze_per_page: Price = 0.015
+    price_textract_layout_per_page: Price = 0.004
+    price_textract_layout_with_tables_per_page: Price = 0.0
     #: arm64 (Graviton), the stack's architecture; x86_64 is 0.0000166667
     price_lambda_gb_second: Price = 0.0000133334
     price_lambda_request: Price = 0.0000002

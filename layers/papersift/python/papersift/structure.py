@@ -6,6 +6,7 @@ document, never from one page; text.txt is never touched, only the Markdown and 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -19,6 +20,8 @@ from papersift.markdown import plain_text
 #: roles of the lines kept out of document.md's body
 HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "heading"
 PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
+#: a table found on the page (pdfplumber), in place of the lines its cells were read as
+TABLE = "table"
 #: lines kept as they are, one a line: a page of no prose (a table of figures, a form, a list of dates)
 LINES = "lines"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
@@ -59,8 +62,10 @@ class OutlineEntry:
 class Block:
     """A line of a page with a role in the document's structure: ``line`` is its index among the
     page's body lines (``PageContent.body_lines``), ``lines`` how many it spans (a heading may be
-    broken), ``level`` a heading's level, ``bbox`` its box on the page where the engine gave one
-    (fractions of the page: x0, y0, x1, y1 from the top left; OCR'd pages)."""
+    broken), ``level`` a heading's level, ``bbox`` its box on the page as displayed (fractions of
+    the page: x0, y0, x1, y1 from the top left) where the engine gave one: an OCR'd page's from its
+    layout, a PDF's text-layer page's from its lines' boxes (``box_blocks``); None elsewhere (DOCX,
+    ODT, HTML, ... have no geometry)."""
 
     role: str
     text: str
@@ -68,6 +73,8 @@ class Block:
     lines: int = 1
     level: int = 0
     bbox: list[float] | None = None
+    #: a table block's index among its page's tables (``PageContent.tables``)
+    table: int | None = None
 
 
 def _roman_value(token: str) -> int | None:
@@ -223,25 +230,37 @@ def _after_label(key: str) -> str:
     return rest if colon and 0 < len(label) <= _LABEL_CHARS and len(rest) >= _LABELLED_TITLE_CHARS else ""
 
 
-def _reads_as(joined: str, title: str) -> bool:
-    """The lines read as the title, or as the title after the number the page gives it, or both
-    name the same thing after their own label (``10: "Property"`` printed ``CHAPTER TEN: “Property”``)."""
+def _reads_as(joined: str, title: str, one_line: bool = True) -> bool:
+    """The lines read as the title, or as the title after the number the page gives it, or (on
+    ``one_line``) both name the same thing after their own label (``10: "Property"`` printed
+    ``CHAPTER TEN: “Property”``; over two lines, a sentence's end before a title that has a
+    colon would read as a label: ``them all.`` over ``-V/--version: version information``)."""
     if joined == title or (joined.endswith(title) and _NUMBERING.fullmatch(joined[: -len(title)]) is not None):
         return True
-    rest = _after_label(title)
+    rest = _after_label(title) if one_line else ""
     return bool(rest) and rest == _after_label(joined)
+
+
+#: a title (an outline's, a tag's) that ends a sentence and runs past this many words is a
+#: paragraph of prose an authoring tool made a heading of (a paragraph styled as one): no heading
+MAX_TITLE_SENTENCE_WORDS = 12
+
+
+def _prose(title: str) -> bool:
+    return title.rstrip(_CLOSERS)[-1:] in ".!?" and len(title.split()) > MAX_TITLE_SENTENCE_WORDS
 
 
 def outline_headings(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                      taken: Sequence[dict[int, str]]) -> list[list[Block]]:
     """Per page, the outline titles found among its lines as heading blocks: on the page the entry
     points at, else the next one; one to ``MAX_HEADING_LINES`` lines that read as the title (case,
-    spacing and quote styles aside). Lines already set apart as running heads are never headings."""
+    spacing and quote styles aside). Lines already set apart as running heads are never headings,
+    nor a paragraph of prose the outline lists (``_prose``)."""
     found: list[list[Block]] = [[] for _ in pages]
     used: list[set[int]] = [set(t) for t in taken]
     for entry in outline:
         title = _heading_key(entry.title)
-        if not title or entry.page < 1:
+        if not title or entry.page < 1 or _prose(entry.title):
             continue
         for page_index in (entry.page - 1, entry.page):
             if page_index >= len(pages):
@@ -265,12 +284,55 @@ def _find_title(lines: Sequence[str], title: str, used: set[int]) -> Block | Non
             if end > len(lines) or (end - 1) in used:
                 break
             joined += _heading_key(lines[end - 1])
-            if _reads_as(joined, title):
+            if _reads_as(joined, title, one_line=count == 1):
                 text = " ".join(" ".join(lines[start:end]).split())
                 return Block(role=HEADING, text=text, line=start, lines=count)
             if not title.startswith(joined) and count > 1:
                 break
     return None
+
+
+# -- headings from a tagged PDF's structure tree ---------------------------------------------------
+
+#: the tags hold up when at least this share of their headings (those that read as titles) are
+#: found among their pages' lines ...
+MIN_TAG_FOUND_SHARE = 0.5
+#: ... and the headings make at most this share of the document's body lines (a tool that tags
+#: every line a heading says nothing)
+MAX_TAG_LINE_SHARE = 0.5
+
+
+def tag_headings(pages: Sequence[Sequence[str]], tagged: Sequence[Sequence[OutlineEntry]],
+                 taken: Sequence[dict[int, str]]) -> list[list[Block]] | None:
+    """Per page, its tagged headings (``tagged``: per page, the heading elements of its structure
+    tree, pdf_tags.page_headings) found among its lines as heading blocks at the tags' levels:
+    one to ``MAX_HEADING_LINES`` lines that read as the element's text, as an outline title is
+    found (``_find_title``), on the element's own page. Lines set apart are never headings, nor a
+    tagged paragraph of prose (``_prose``). None when the tags do not hold up over the
+    document (``MIN_TAG_FOUND_SHARE``, ``MAX_TAG_LINE_SHARE``): their headings are then left to
+    the outline or the font sizes."""
+    found: list[list[Block]] = [[] for _ in pages]
+    used: list[set[int]] = [set(t) for t in taken]
+    wanted = 0
+    for page_index, entries in enumerate(tagged[: len(pages)]):
+        for entry in entries:
+            title = _heading_key(entry.title)
+            if not title or _prose(entry.title):
+                continue
+            wanted += 1
+            block = _find_title(pages[page_index], title, used[page_index])
+            if block is not None:
+                block.level = min(max(entry.level, 1), MAX_HEADING_LEVEL)
+                used[page_index].update(range(block.line, block.line + block.lines))
+                found[page_index].append(block)
+    matched = sum(len(blocks) for blocks in found)
+    if not matched or matched < MIN_TAG_FOUND_SHARE * wanted:
+        return None
+    body = sum(1 for lines, apart in zip(pages, taken, strict=True)
+               for index, line in enumerate(lines) if index not in apart and line.strip())
+    if sum(block.lines for blocks in found for block in blocks) > MAX_TAG_LINE_SHARE * body:
+        return None
+    return found
 
 
 # -- headings from font sizes (a PDF without outline) ---------------------------------------------
@@ -399,28 +461,226 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     return found
 
 
+# -- headings from bold type and section numbers (a PDF without outline) ---------------------------
+
+#: a section number opening a line, then a capital: ``2.3.1``/``2.3.``/``2`` (arabic), ``IV.``
+#: (roman), ``B.`` (letter), ``Chapter 4``/``Section 5`` (word)
+_SECTION_NUMBER = re.compile(
+    r"(?:(?P<arabic>\d{1,2}(?:\.\d{1,2}){0,4})\.?|(?P<roman>[IVXL]{1,5})\.|(?P<letter>[A-Z])\."
+    r"|(?P<word>(?i:chapter|section|part|appendix|chapitre|kapitel|abschnitt|cap[ií]tulo|capitolo|sección)"
+    r"\s+(?:\d{1,3}|[IVXL]{1,5})[.:]?))\s+(?=[^\W\d_])")
+#: a caption is no heading (``Table 2: ...``, ``Fig. 3``)
+_CAPTION = re.compile(r"(?i)^(?:table|tableau|tabelle|tabla|tabela|figure|fig\.|figura|abbildung|abb\.|chart|graph)"
+                      r"\s*[\dIVX]")
+#: a sentence ends inside the line (``Qualified loan. This is``): a run-in head and its prose
+_INNER_SENTENCE = re.compile(r"[^\W\d_]{2}[.!?]\s+[^\W\d_]")
+#: a line ending so goes on into the next (a heading broken over two lines)
+_GOES_ON = re.compile(r"(?i)(?:&|\b(?:and|or|of|for|the|to|in|on|with|a|an|und|oder|der|die|das|von|für|et|ou|de|des"
+                      r"|du|la|le|les|y|e|o|del|el|los|las))$")
+#: a bold or numbered heading is no longer than this
+MAX_BOLD_HEADING_CHARS = 80
+#: bold is no evidence where more than this share of the document's lines are bold
+MAX_BOLD_SHARE = 0.3
+#: headings in a row at most (a title, a section's and its first subsection's)
+MAX_HEADINGS_IN_A_ROW = 3
+
+
+def _numbering(line: str, bold: bool) -> tuple[str, int] | None:
+    """The kind of section number the line opens with and its depth (``2.3.1``: arabic, 3), when
+    it counts: any kind on a bold line; on a plain one only a nested arabic number (``2.3``) or a
+    word (``Chapter 4``), a list's ``1.``/``a.``/``I.`` being no section. ``("", 1)``: a bold line
+    without a number. None: no evidence."""
+    found = _SECTION_NUMBER.match(line)
+    if found is None or not line[found.end()].isupper():
+        return ("", 1) if bold else None
+    if found.group("arabic"):
+        depth = found.group("arabic").count(".") + 1
+        return ("arabic", depth) if bold or depth > 1 else None
+    kind = next(name for name in ("roman", "letter", "word") if found.group(name))
+    return (kind, 1) if bold or kind == "word" else None
+
+
+def _reads_as_prose(line: str) -> bool:
+    """Mostly letters (a row of a table's figures is none)."""
+    letters = sum(char.isalpha() for char in line)
+    return letters >= MIN_LETTER_SHARE * (len(line) - line.count(" "))
+
+
+def _body_size(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]]) -> float:
+    """The size most of the document's characters have (0: none known)."""
+    weights: Counter[float] = Counter()
+    for lines, page_heights in zip(pages, heights, strict=False):
+        for line, height in zip(lines, page_heights, strict=False):
+            if height > 0:
+                weights[_size(height)] += len(line.strip())
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
+                  bold: Sequence[Sequence[int]], taken: Sequence[dict[int, str]],
+                  below: int = 0) -> list[list[Block]]:
+    """Per page, the heading blocks its bold type and section numbers show (a PDF without outline,
+    beside ``font_headings``): a line not ``taken`` that reads as a title (``_heading_like``, at
+    most ``MAX_BOLD_HEADING_CHARS``, no caption, no sentence inside it), set in the body's size or
+    larger, bold (``bold``: per page, the indices of its bold lines) or opening with a nested
+    section number (``_numbering``), standing alone: the line before it ends a sentence or falls
+    short (or is set apart, or is a heading) and the line after it is body text (plain type, the body's
+    size, a full line not going on in lower case), or a heading that is, ``MAX_HEADINGS_IN_A_ROW``
+    at most. Only on pages of prose, bold only where it is rare (``MAX_BOLD_SHARE``), and a bold
+    line without a number only once in the document (twice: a label, ``TIP``).
+    Levels below ``below`` (the font sizes' headings): by the kind of number, in the order the
+    document first uses them, an arabic number's depth nesting (``2.3`` under ``2``); a bold
+    line without a number at the first level."""
+    found: list[list[Block]] = [[] for _ in pages]
+    body = _body_size(pages, heights)
+    filled = sum(1 for lines in pages for line in lines if line.strip())
+    bold_count = sum(len(page) for page in bold)
+    if not body or not filled:
+        return found
+    if bold_count > MAX_BOLD_SHARE * filled:
+        bold = [() for _ in pages]
+    picked: list[tuple[int, int, int, tuple[str, int]]] = []  # page, first line, last line, numbering
+    for page_index, (lines, page_heights, page_bold) in enumerate(zip(pages, heights, bold, strict=False)):
+        bolds = set(page_bold)
+        apart = taken[page_index]
+        size_of = [_size(height) if height > 0 else 0.0 for height in page_heights[: len(lines)]]
+        size_of += [0.0] * (len(lines) - len(size_of))
+        candidates: dict[int, tuple[str, int]] = {}
+        for index, line in enumerate(lines):
+            # the cheap questions first: most lines are neither bold nor numbered
+            if index in apart or size_of[index] < body or not line:
+                continue
+            stripped = line.strip()
+            if not stripped or len(stripped) > MAX_BOLD_HEADING_CHARS:
+                continue
+            numbering = _numbering(stripped, index in bolds)
+            if numbering is None or not _heading_like(stripped) or stripped.endswith(":") \
+                    or _CAPTION.match(stripped) or _INNER_SENTENCE.search(stripped):
+                continue
+            candidates[index] = numbering
+        if not candidates:
+            continue
+        typical = _typical_length([len(line.strip()) for line in lines if line.strip()])
+        if typical < MIN_PROSE_CHARS:
+            continue
+        filled_lines = [i for i, line in enumerate(lines) if line.strip()]
+        position_of = {index: position for position, index in enumerate(filled_lines)}
+        # a heading broken over two lines: a candidate ending in a word that goes on (``Functions
+        # &``, ``Retriever and``) and the plain bold line after it; one that goes on into
+        # anything else is none
+        runs: dict[int, int] = {}  # first line -> last line
+        second: set[int] = set()
+        for position, index in enumerate(filled_lines):
+            if index not in candidates or index in second:
+                continue
+            last = index
+            if _GOES_ON.search(lines[index].strip()):
+                nxt = filled_lines[position + 1] if position + 1 < len(filled_lines) else -1
+                if candidates.get(nxt) != ("", 1) or nxt not in bolds or size_of[nxt] != size_of[index]:
+                    continue
+                last = nxt
+                second.add(nxt)
+            runs[index] = last
+        accepted: dict[int, int] = {}  # first line -> headings in a row from it
+        for first in sorted(runs, reverse=True):
+            at = position_of[runs[first]] + 1
+            after = filled_lines[at] if at < len(filled_lines) else None
+            if after is None or after in apart:
+                continue  # the page's last line, or one before a running head or a larger heading
+            if after in accepted:
+                if accepted[after] >= MAX_HEADINGS_IN_A_ROW:
+                    continue
+                row = accepted[after] + 1
+            else:
+                following = lines[after].strip()
+                if after in bolds or size_of[after] != body or len(following) < MIN_PROSE_CHARS \
+                        or following[0].islower() or not _reads_as_prose(following):
+                    continue
+                row = 1
+            before = filled_lines[position_of[first] - 1] if position_of[first] else None
+            if before is not None and before not in apart and before not in candidates:
+                previous = lines[before].strip()
+                if before in bolds or not (previous.rstrip(_CLOSERS)[-1:] in _SENTENCE_ENDS
+                                           or len(previous) < SHORT_LINE * typical):
+                    continue
+            accepted[first] = row
+        picked.extend((page_index, first, runs[first], candidates[first]) for first in sorted(accepted))
+    # a bold line without a number that the document sets more than once is a label (``TIP``,
+    # ``Note``), no section's own title
+    plain = Counter(_heading_key(pages[page_index][first]) for page_index, first, _, numbering in picked
+                    if not numbering[0])
+    picked = [(page_index, first, last, numbering) for page_index, first, last, numbering in picked
+              if numbering[0] or plain[_heading_key(pages[page_index][first])] == 1]
+    # levels: kinds of number in the order the document first uses them, deeper arabic after shallower
+    order: list[tuple[str, int]] = []
+    for _, _, _, numbering in picked:
+        if numbering[0] and numbering not in order:
+            order.append(numbering)
+    first_of: dict[str, int] = {}
+    for position, (kind, _) in enumerate(order):
+        first_of.setdefault(kind, position)
+    order.sort(key=lambda key: (first_of[key[0]], key[1]))
+    rank = {key: position + 1 for position, key in enumerate(order)}
+    for page_index, first, last, numbering in picked:
+        level = min(below + rank.get(numbering, 1), MAX_HEADING_LEVEL)
+        text = " ".join(" ".join(pages[page_index][first:last + 1]).split())
+        found[page_index].append(Block(role=HEADING, text=text, line=first, lines=last - first + 1, level=level))
+    return found
+
+
 def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 breaks: Sequence[Sequence[Sequence[str]]] = (),
-                heights: Sequence[Sequence[float]] = ()) -> list[list[Block]]:
+                heights: Sequence[Sequence[float]] = (),
+                tagged: Sequence[Sequence[OutlineEntry]] = (),
+                bold: Sequence[Sequence[int]] = (),
+                placed: Sequence[Sequence[Block]] = ()) -> list[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
-    (from the outline where there is one, else from ``heights``: per page, its lines' sampled
-    character heights), and the paragraphs and list items the other lines make; ``breaks``: per
-    page, the words its text layer joined over a line-end hyphen."""
+    (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
+    ``tag_headings``, with the outline's titles they leave out; else from the outline where there
+    is one; else from ``heights``: per page, its lines' sampled character heights, and ``bold``:
+    per page, the indices of its bold lines, see ``bold_headings``), and the
+    paragraphs and list items the other lines make; ``breaks``: per page, the words its text
+    layer joined over a line-end hyphen; ``placed``: per page, blocks decided before (its tables,
+    see ``table_blocks``), whose lines are no running head, heading or paragraph."""
     running = running_lines(pages)
-    if outline:
-        headings = outline_headings(pages, outline, running)
-    elif heights and any(heights):
-        headings = font_headings(pages, heights, running)
+    if any(placed):
+        held = [{i for block in blocks for i in range(block.line, block.line + block.lines)} for blocks in placed]
+        running = [{i: role for i, role in apart.items() if i not in lines} for apart, lines in
+                   zip(running, held, strict=True)]
+        apart_or_held = [{**apart, **dict.fromkeys(lines, TABLE)} for apart, lines in zip(running, held, strict=True)]
     else:
+        apart_or_held = running
+    headings = tag_headings(pages, tagged, apart_or_held) if any(tagged) else None
+    if headings is not None and outline:
+        # the outline adds the titles the tags left untagged (a numbered heading a word processor
+        # tagged as a list or a paragraph), on the lines the tags left
+        tagged_lines = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
+                        for apart, blocks in zip(apart_or_held, headings, strict=True)]
+        for blocks, more in zip(headings, outline_headings(pages, outline, tagged_lines), strict=True):
+            blocks.extend(more)
+    elif headings is None and outline:
+        headings = outline_headings(pages, outline, apart_or_held)
+    elif headings is None and heights and any(heights):
+        headings = font_headings(pages, heights, apart_or_held)
+        sized = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
+                 for apart, blocks in zip(apart_or_held, headings, strict=True)]
+        below = max((b.level for blocks in headings for b in blocks), default=0)
+        for blocks, more in zip(headings, bold_headings(pages, heights, bold or [() for _ in pages], sized, below),
+                                strict=True):
+            blocks.extend(more)
+    if headings is None:
         headings = [[] for _ in pages]
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
     lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
     document_typical = None
     out = []
-    for lines, apart, titled, broken, page_lengths in zip(pages, running, headings, breaks, lengths, strict=True):
+    placed = placed or [() for _ in pages]
+    for lines, apart, titled, broken, page_lengths, fixed in zip(pages, running, headings, breaks, lengths, placed,
+                                                                strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
-        taken = set(apart) | {i for b in titled for i in range(b.line, b.line + b.lines)}
+        blocks.extend(fixed)
+        taken = set(apart) | {i for b in [*titled, *fixed] for i in range(b.line, b.line + b.lines)}
         if len(page_lengths) >= MIN_TYPICAL_LINES:
             typical = _typical_length(page_lengths)
         else:
@@ -429,6 +689,71 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
             typical = document_typical
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
         out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
+    return out
+
+
+def box_blocks(blocks: Sequence[Block], boxes: Sequence[Sequence[float]]) -> None:
+    """Give each block the union of its lines' boxes (``boxes``: per body line, x0, y0, x1, y1,
+    empty where unknown); a block none of whose lines has a box keeps none."""
+    for block in blocks:
+        x0 = y0 = math.inf
+        x1 = y1 = -math.inf
+        for box in boxes[block.line:block.line + block.lines]:
+            if box:
+                x0, y0, x1, y1 = min(x0, box[0]), min(y0, box[1]), max(x1, box[2]), max(y1, box[3])
+        if x0 != math.inf:
+            block.bbox = [x0, y0, x1, y1]
+
+
+#: a line is a table's when its box's centre lies within the table's box, give or take this much
+#: of the page (pdfplumber's box and pdfium's lines are measured apart)
+TABLE_MARGIN = 0.005
+
+
+#: ... and when the table's cells hold every word of those lines (what the cells left out
+#: would be lost from document.md)
+TABLE_WORDS = 1.0
+
+
+def table_blocks(tables: Sequence[tuple[int, Sequence[float], str]], boxes: Sequence[Sequence[float]],
+                 lines: Sequence[str]) -> list[Block]:
+    """A page's tables (index, box as fractions of the page as displayed, Markdown) as blocks in
+    place of the lines their cells were read as (``boxes``: per body line of ``lines``, its box,
+    empty where unknown): a table takes the lines whose centres lie in its box when they run
+    together in the page's text and its cells hold their words; a line between them outside it
+    (a column of text beside the table), or words the cells lack, leave the table out, to follow
+    the page as before."""
+    out: list[Block] = []
+    used: set[int] = set()
+    margin = TABLE_MARGIN
+    for index, (x0, y0, x1, y1), markdown in tables:
+        inside = [i for i, box in enumerate(boxes) if box and x0 - margin <= (box[0] + box[2]) / 2 <= x1 + margin
+                  and y0 - margin <= (box[1] + box[3]) / 2 <= y1 + margin]
+        if not inside or not markdown or used.intersection(inside):
+            continue
+        first, last = inside[0], inside[-1]
+        if len(inside) != sum(1 for box in boxes[first:last + 1] if box):
+            continue
+        cells = Counter(markdown.replace("|", " ").split())
+        words = Counter(word for line in lines[first:last + 1] for word in line.split())
+        if sum((words & cells).values()) < TABLE_WORDS * sum(words.values()):
+            continue
+        out.append(Block(role=TABLE, text=markdown, line=first, lines=last - first + 1, bbox=[x0, y0, x1, y1],
+                         table=index))
+        used.update(inside)
+    return out
+
+
+def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:
+    """An OCR'd page's blocks (its engine's layout, with boxes), those that lines ``found`` set
+    apart (running heads, footers, page numbers: the document's evidence, which one page's layout
+    cannot give) cover whole taking their role; the boxes stay the engine's."""
+    roles = {block.line: block.role for block in found if block.role in SET_APART}
+    out = []
+    for block in boxed:
+        covered = [roles.get(index) for index in range(block.line, block.line + block.lines)]
+        role = covered[0] if covered and None not in covered else None
+        out.append(block if role is None else dataclasses.replace(block, role=role, level=0))
     return out
 
 
@@ -460,12 +785,19 @@ _TRAILING_WORD = re.compile(r"[^\W\d_]+$")
 #: the letters before a hyphen read for a compound (a word is shorter)
 _MAX_PART = 64
 #: a word as counted for ``prints_whole`` (``\w``: twice as fast as letters only, and a word with
-#: a figure in it is never a broken word's whole)
+#: a figure in it is never a broken word's whole) ...
 _WORD = re.compile(r"\w+")
+#: ... each found on its own up to this many words, then all of the text's words counted at once
+MAX_WORDS_FOUND = 40
 _LAYER_BREAK = re.compile(r"([^\W\d_]+)[\x02\ufffe]([^\W\d_]+)")
 #: the word after a hyphen that leaves a prefix hanging (``pre- and post-``), in the dictionary
 #: languages: the hyphen stays with a space after it
 _CONJUNCTIONS = frozenset({"and", "or", "nor", "und", "oder", "bzw", "et", "ou", "y", "o", "e", "ni", "en"})
+
+
+def _word_char(char: str) -> bool:
+    """A character ``_WORD`` matches."""
+    return char.isalnum() or char == "_"
 
 
 class DocumentWords:
@@ -475,6 +807,7 @@ class DocumentWords:
 
     def __init__(self, pages: Sequence[Sequence[str]], breaks: Sequence[Sequence[Sequence[str]]] = ()) -> None:
         self._pages, self._breaks = pages, breaks
+        self._asked: dict[str, int] = {}
 
     @cached_property
     def _text(self) -> str:
@@ -500,10 +833,29 @@ class DocumentWords:
     def _counts(self) -> Counter[str]:
         return Counter(_WORD.findall(self._text))
 
+    def _count(self, word: str) -> int:
+        """How often the text prints ``word`` (a run of word characters) as a word of its own.
+        Asked of the words the word lists do not know, a handful a document: each is found with
+        ``str.find`` (C speed) and its ends checked, where counting every word of the text once
+        cost most of a long document's structure (pd__i1040nr: 12 of 27 ms); past
+        ``MAX_WORDS_FOUND`` words, one count of all of them is cheaper."""
+        if word in self._asked:
+            return self._asked[word]
+        if len(self._asked) >= MAX_WORDS_FOUND:  # many unknown words: one count of them all
+            return self._counts[word]
+        text, count, at = self._text, 0, self._text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if not (at and _word_char(text[at - 1])) and not (end < len(text) and _word_char(text[end])):
+                count += 1
+            at = text.find(word, end)
+        self._asked[word] = count
+        return count
+
     def prints_whole(self, word: str) -> bool:
         """Whether the document prints ``word`` (case folded) whole, as a word of its own, other
         than where its text layer joined it."""
-        return self._counts[word] > self._joined[word]
+        return self._count(word) > self._joined[word]
 
     def prints_compound(self, compound: str) -> bool:
         return compound in self._compounds
@@ -667,9 +1019,10 @@ def _list_markdown(text: str) -> str:
     return f"- {text}"
 
 
-def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
+def markdown_body(lines: Sequence[str], blocks: Sequence[Block], page: int = 0) -> str:
     """A page's body lines as Markdown: running heads left out, headings as ``#`` lines and
-    paragraphs set off by blank lines, list items one a line; a line no block covers as it is."""
+    paragraphs set off by blank lines, list items one a line, tables in their place (marked as
+    document.md marks a page's tables: ``page`` is its number); a line no block covers as it is."""
     by_line = {block.line: block for block in blocks}
     out: list[str] = []
     index = 0
@@ -691,7 +1044,9 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block]) -> str:
             out.append(_list_markdown(block.text))
         elif block.role == LINES:
             out.extend(plain_text(line) for line in lines[index:index + block.lines])
-        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES):
+        elif block.role == TABLE:
+            out.extend(["", f"<!-- table page={page} index={block.table} -->", block.text, ""])
+        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES, TABLE):
             previous = block.role
         index += block.lines
     return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")

@@ -219,14 +219,37 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
     page = PageContent(number=number, text=text, report=report, tables=tables, form_fields=fields)
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
-    if best is not None and text and best.engine == "pdfium" and not handle.has_outline:
-        # a document with an outline takes its headings from it: its lines' heights go unasked
-        heights = handle.line_heights(number, page.body_lines())
+    if best is not None and text and best.engine == "pdfium":
+        # a document with an outline takes its headings from it (a tagged one's too: the tool that
+        # tagged its headings made the outline of them): its tags, its lines' heights and their
+        # weight go unasked; the lines' boxes are asked always (the blocks' bbox)
+        outlined = handle.has_outline
+        if not outlined and handle.tagged:
+            page.tag_headings = handle.tag_headings(number)
+        lines = page.body_lines()
+        bold = None if outlined else [False] * len(lines)
+        heights, boxes = handle.line_geometry(number, lines, heights=not outlined, bold=bold)
         if any(heights):
             page.line_heights = heights
+            page.bold_lines = [index for index, marked in enumerate(bold or []) if marked]
+        if any(boxes):
+            page.line_boxes = boxes
+    glyph_regions: tuple[tuple[float, float, float, float], ...] = ()
+    if work.page_unmapped and status in (PageStatus.CLEAN, PageStatus.RECOVERED) and best is not None \
+            and best.engine == "pdfium":
+        glyph_regions = handle.unmapped_regions(number)
+        report.signals.append(UNMAPPED_GLYPHS)
+        report.reason = f"{report.reason.rstrip('.')}; {work.page_unmapped} glyph(s) drawn with no Unicode map " \
+                        f"are not in its text ({_unmapped_outcome(glyph_regions, settings)})."
     if settings.ocr_mode != OCR_OFF:
-        _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0)
+        _mark_ocr_need(handle, page, verdict.score if verdict is not None else 0.0, glyph_regions)
     return page
+
+
+def _unmapped_outcome(regions: tuple[tuple[float, float, float, float], ...], settings: Settings) -> str:
+    if not regions:
+        return "each stands alone between spaces: a symbol, no word"
+    return "OCR is off" if settings.ocr_mode == OCR_OFF else f"OCR reads the {len(regions)} region(s) they are drawn in"
 
 
 def _font_summary(handle: PdfHandle, number: int, page_fonts: dict[FontUse, PageFont]) -> list[PageFont]:
@@ -263,12 +286,13 @@ def _form_fields(handle: PdfHandle, number: int, text: str, work: _PageWork) -> 
         return []
 
 
-def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float) -> None:
+def _mark_ocr_need(handle: PdfHandle, page: PageContent, score: float,
+                   glyph_regions: tuple[tuple[float, float, float, float], ...] = ()) -> None:
     """Say on the page what OCR should read of it (routing.ocr_need decides); the pictures of a
     sound page are probed only here, when OCR is on."""
     status = page.report.status
     pictures = handle.pictures(page.number) if status in (PageStatus.CLEAN, PageStatus.RECOVERED) else None
-    need = ocr_need(status, score, regions=pictures.regions if pictures else (),
+    need = ocr_need(status, score, regions=pictures.regions if pictures else (), glyph_regions=glyph_regions,
                     image_area_ratio=pictures.image_area_ratio if pictures else 0.0,
                     invisible_share=pictures.invisible_share if pictures else 0.0,
                     signals=page.report.signals, has_text=bool(page.text.strip()))
@@ -376,6 +400,9 @@ _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "t
 _HAN_LANGUAGES = frozenset({"zh", "ja", "ko"})
 #: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
 _CMAP_READERS = ("pdfminer", "pdftotext")
+#: the signal of a sound page that draws a few glyphs pdfium found no Unicode for (not a math
+#: font's): its text leaves them out, and OCR reads the regions they are drawn in (routing.GLYPHS)
+UNMAPPED_GLYPHS = "unmapped_glyphs"
 #: the signal of text from fonts no map ties to Unicode, which the words could not vouch for: the
 #: rendered page judges it (routing.ocr_need sends it to be checked)
 UNVERIFIED_FONT = "unverified_font"
@@ -752,10 +779,22 @@ def find_tables(page: Any) -> list[Table]:
             rows, header_rows = collapse_split_header(rows)
             rows = merge_continuation_rows(rows, header_rows)
             title = _title_above(page, found_table.bbox)
-            tables.append(Table(rows=rows, index=len(tables), header_rows=header_rows, title=title))
+            tables.append(Table(rows=rows, index=len(tables), header_rows=header_rows, title=title,
+                                bbox=_page_fractions(page, found_table.bbox)))
         return tables
     finally:
         page.close()
+
+
+def _page_fractions(page: Any, bbox: tuple[float, float, float, float]) -> list[float] | None:
+    """A pdfplumber box (x0, top, x1, bottom) as fractions of its page from the top left; None on a
+    turned page (pdfplumber's boxes are the page's unturned, the lines' as displayed)."""
+    if int(page.page_obj.attrs.get("Rotate", 0) or 0) % 360:
+        return None
+    x0, top, x1, bottom = page.bbox
+    width, height = max(x1 - x0, 1e-6), max(bottom - top, 1e-6)
+    return [round(min(max(value, 0.0), 1.0), 4) for value in
+            ((bbox[0] - x0) / width, (bbox[1] - top) / height, (bbox[2] - x0) / width, (bbox[3] - top) / height)]
 
 
 def clean_table_rows(raw: list[list[str | None]]) -> list[list[str]] | None:

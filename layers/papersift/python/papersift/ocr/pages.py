@@ -22,7 +22,7 @@ from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftEr
 from papersift.ocr import pictures
 from papersift.ocr.blocks import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
+from papersift.ocr.routing import GLYPHS, PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
 from papersift.quality import SOUND_READING, THIN_WORD_EVIDENCE, TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus, PictureRecord
@@ -38,6 +38,8 @@ FEW_WORDS_CONFIDENCE = 0.85
 BLANK_INK_SHARE = 0.002
 #: a picture region must give at least this many words to add its text to a sound page
 MIN_PICTURE_WORDS = 3
+#: ... and a region of glyphs without Unicode (routing.GLYPHS) one: a word is what it leaves out
+MIN_GLYPH_WORDS = 1
 #: an OCR reading replaces a text layer only when it scores at least this much higher
 REPLACE_MARGIN = 0.05
 #: an uncertain text layer stands when OCR of the rendered page reads this share of its characters
@@ -86,7 +88,7 @@ class OcrTask:
     original: Original | None
     #: the text layer's page (None for a picture document)
     text_layer: PageContent | None
-    #: "page" or "pictures" (routing.WHOLE_PAGE / PICTURES); pictures: ``regions`` are read
+    #: "page", "pictures" or "glyphs" (routing.WHOLE_PAGE / PICTURES / GLYPHS); the last two read ``regions``
     scope: str
     regions: tuple[tuple[float, float, float, float], ...] = ()
     #: why the text layer sent the page to OCR
@@ -145,7 +147,9 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
     the caller's to remember: see ``OcrEngines``)."""
     if skip_textract:
         order = order.without(TEXTRACT)
-    if task.scope == PICTURES:
+    if task.scope == GLYPHS and TESSERACT in order.engines:
+        order = order.without(TEXTRACT)  # a few glyphs of a sound page are not worth a Textract page
+    if task.scope in (PICTURES, GLYPHS):
         return _read_pictures(task, order, engines, languages, skip_textract)
     reader = functools.partial(_read, engines=engines, languages=languages, tables=tables)
     started = time.perf_counter()
@@ -371,6 +375,9 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
     notes: list[str] = [f"Textract not used: {skip_textract}"] if skip_textract else []
     records = list(layer.report.pictures)
     regions = _pictures_of(task)
+    glyphs = task.scope == GLYPHS
+    least_words, what = (MIN_GLYPH_WORDS, "region(s) of glyphs without Unicode") if glyphs else (
+        MIN_PICTURE_WORDS, "picture(s)")
     for index, region in enumerate(regions, start=1):
         ink = pictures.ink_share(region.image)
         best: _Judged | None = None
@@ -391,7 +398,7 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
             attempt.signals.append(f"picture {index} of {len(regions)}")
             attempts.append(attempt)
             best = judged
-            if judged.trusted and reading.words >= MIN_PICTURE_WORDS:
+            if judged.trusted and reading.words >= least_words:
                 texts.append(reading.text)
                 used.append(reading)
                 taken = True
@@ -420,9 +427,11 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
             reason=f"the unit holds no text but {len(regions)} picture(s), and OCR could not read them with "
                    f"confidence", signals=[*(s for s in report.signals if s != "empty"), "hybrid"],
             ocr=_details(doubtful[0], task, notes))
-        return replace(layer, text=text, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
+        # OCR's text in place of the layer's: the layer's hyphen breaks and line geometry go with it
+        return replace(layer, text=text, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[],
+                       hyphen_breaks=[], line_heights=[], line_boxes=[])
     if not texts:
-        notes.append(f"no text read with confidence in {len(regions)} picture(s)")
+        notes.append(f"no text read with confidence in {len(regions)} {what}")
         details = _details(used[0], task, notes) if used else None
         kept = report.replace(attempts=all_attempts, errors=all_errors, seconds=seconds, ocr=details)
         return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
@@ -434,7 +443,7 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
         status=str(PageStatus.OCR), engine="+".join([report.engine or "text-layer", *engines_used]),
         char_count=len(text), confidence=round(confidence, 3), seconds=seconds,
         reason=f"text layer kept ({report.reason.rstrip('.')}); {'+'.join(engines_used)} read "
-               f"{len(texts)} of {len(regions)} picture(s) {where} and their text follows it",
+               f"{len(texts)} of {len(regions)} {what} {where} and their text follows it",
         signals=[*(s for s in report.signals if s != "empty"), "hybrid"], attempts=all_attempts, errors=all_errors,
         ocr=_details(used[0], task, notes, regions=len(texts)),
     )

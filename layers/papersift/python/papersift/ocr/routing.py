@@ -61,9 +61,15 @@ def uses_textract(mode: str) -> bool:
 WHOLE_PAGE = "page"
 #: OCR reads the pictures of a page whose text layer is sound (a scanned annex, a screenshot)
 PICTURES = "pictures"
+#: OCR reads the regions of a sound page where it draws glyphs without Unicode (a checkbox, a
+#: word in a font with no map): text read there with confidence follows the page's text; capped
+#: with the rendering checks (Settings.max_rendering_checks)
+GLYPHS = "glyphs"
 #: OCR reads the whole page at low resolution to judge an uncertain text layer: the text that agrees
 #: with what is drawn is kept (ocr.pages), at most Settings.max_rendering_checks pages a document
 RENDERING_CHECK = "check"
+#: what OCR reads of a page only within the document's Settings.max_rendering_checks
+CAPPED_SCOPES = frozenset({RENDERING_CHECK, GLYPHS})
 #: what leaves a text layer uncertain, not broken: its characters may be right, and only the rendered
 #: page can say (fonts no map in the file ties to Unicode, characters implausible for their script,
 #: engines that read other characters from the same fonts)
@@ -90,14 +96,16 @@ class OcrNeed:
 
 
 def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, float, float], ...] = (),
+             glyph_regions: tuple[tuple[float, float, float, float], ...] = (),
              image_area_ratio: float = 0.0, invisible_share: float = 0.0,
              signals: Collection[str] = (), has_text: bool = False, embedded: int = 0) -> OcrNeed | None:
     """The one decision of which pages OCR reads: pages whose text layer is missing or broken;
     pages whose text layer is uncertain (``signals``), to be checked against the rendered page;
     pages whose text is an earlier OCR's invisible layer of doubtful quality; and the pictures
     of a sound page that has no text over them (``regions`` of a PDF page; ``embedded``: pictures
-    of an office file's, e-book's or HTML page's unit, which have no text over them by nature).
-    A sound native page without such pictures never."""
+    of an office file's, e-book's or HTML page's unit, which have no text over them by nature), and
+    the regions where a sound page draws glyphs its text layer has no Unicode for (``glyph_regions``,
+    read with its pictures where it has any). A sound native page without either never."""
     if status == "needs_ocr" and has_text and not UNCERTAIN_SIGNALS.isdisjoint(signals):
         return OcrNeed(RENDERING_CHECK, "the text layer is uncertain: the rendered page judges it")
     if status in _UNUSABLE_LAYER:
@@ -111,7 +119,10 @@ def ocr_need(status: str, score: float, *, regions: tuple[tuple[float, float, fl
         return None
     if regions:
         return OcrNeed(PICTURES, f"{len(regions)} picture(s) with no text layer over them may hold text",
-                       regions)
+                       regions + glyph_regions)
+    if glyph_regions:
+        return OcrNeed(GLYPHS, f"{len(glyph_regions)} region(s) draw glyphs with no Unicode map: OCR reads "
+                               "what they draw", glyph_regions)
     if embedded:
         return OcrNeed(PICTURES, f"{embedded} embedded picture(s) may hold text")
     return None

@@ -187,7 +187,7 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         _write_clean_text(store, report.doc_id, _own_text(store, sources), plan, settings)
     usage = [*load_usage(store, doc_id), *_ocr_usage(store, doc_id)]
     ocr_items = sum(1 for _ in store.list_keys(f"{ocr_prefix(doc_id)}pages/"))
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, ocr_items, settings.export_parquet)
 
     def ledger(seconds: float) -> dict[str, Any]:
         own = cost_ledger(report.pages, [*usage, *_own_usage(invocation, seconds, counted)], transitions, settings,
@@ -208,16 +208,28 @@ def _outline(store: ObjectStore, plan: Plan | None) -> list[OutlineEntry]:
 
 
 def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> None:
-    """Give each page its structure blocks (running heads, page numbers, outline headings),
-    decided over the whole document; units whose Markdown is their own, and OCR'd pages whose
-    engine gave their layout (ocr/blocks.py), are left alone."""
+    """Give each page its structure blocks (running heads, page numbers, headings from the tags,
+    the outline or the font sizes, paragraphs), decided over the whole document; units whose
+    Markdown is their own are left alone, and OCR'd pages whose engine gave their layout
+    (ocr/blocks.py) keep its blocks, running heads named."""
     lines = [page.body_lines() if page.markdown is None else [] for page in pages]
     breaks = [page.hyphen_breaks for page in pages]
     heights = [page.line_heights if page.markdown is None else [] for page in pages]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights), strict=True):
-        if any(block.bbox is not None for block in page.blocks):
-            continue  # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
-        page.blocks = blocks
+    tagged = [page.tag_headings if page.markdown is None else [] for page in pages]
+    bold = [page.bold_lines if page.markdown is None else [] for page in pages]
+    placed = [structure.table_blocks([(t.index, t.bbox, t.to_markdown()) for t in page.tables if t.bbox],
+                                     page.line_boxes, page_lines) if page.line_boxes and page.markdown is None else []
+              for page, page_lines in zip(pages, lines, strict=True)]
+    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold, placed),
+                            strict=True):
+        if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
+            structure.box_blocks(blocks, page.line_boxes)
+            page.blocks = blocks
+        elif any(block.bbox is not None for block in page.blocks):
+            # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
+            page.blocks = structure.set_apart_boxed(page.blocks, blocks)
+        else:
+            page.blocks = blocks
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)
@@ -325,7 +337,7 @@ def _assemble_archive(store: CountingStore, request: AssembleRequest, plan: Plan
     if gathered.cleaned is not None:
         _put_clean_text(store, doc_id, cleaning.join_cleaned(gathered.cleaned))
     usage = load_usage(store, doc_id)
-    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0)
+    transitions = workflow_transitions(plan, request.parent_doc_id is not None, 0, settings.export_parquet)
 
     def ledger(seconds: float) -> dict[str, Any]:
         own = cost_ledger([], [*usage, *_own_usage(invocation, seconds, store)], transitions, settings,
@@ -482,11 +494,18 @@ def _write_pages(store: ObjectStore, doc_id: str, sources: dict[int, PageSource]
         if md:
             _append_joined(markdown, md.encode("utf-8"))
         if page_files:
-            put_json(store, prefix + page_file(page.number), page.to_dict())
+            put_json(store, prefix + page_file(page.number), _results_page(page))
         reports.append(page.report)
         has_text = has_text or bool(page.text.strip())
         preview.add(page.text)
     return _ReadPages(reports, has_text, preview.value())
+
+
+def _results_page(page: PageContent) -> dict[str, Any]:
+    """pages/<n>.json: the page's JSON, its lines' boxes left in the work file (its blocks carry them)."""
+    out = page.to_dict()
+    out.pop("line_boxes", None)
+    return out
 
 
 def _append_joined(spool: Spool, part: bytes) -> None:

@@ -432,6 +432,34 @@ class AssembleResult(StepModel):
     results_prefix: str
 
 
+# -- export ------------------------------------------------------------------------------
+
+
+#: what became of a document's export: written (exports/<doc_id>.parquet holds its page records),
+#: failed (the reason on the document's item; its results stand)
+EXPORT_WRITTEN, EXPORT_FAILED = "written", "failed"
+
+
+class ExportRequest(DocumentRef):
+    """After assemble (the workflow has the step only with Settings.export_parquet): the document
+    whose results become ``exports/<doc_id>.parquet``; as its own Catch target, with ``error``: the
+    export failed, and the step records why instead of exporting."""
+
+    error: StepError | None = None
+
+
+class ExportResult(StepModel):
+    """The export step's result (``$.export`` of the execution's output); also recorded on the
+    document's item (``export_status``, ``export_key`` or ``export_reason``)."""
+
+    doc_id: str
+    status: str
+    #: the Parquet object, when written
+    key: str | None = None
+    rows: int = 0
+    reason: str = ""
+
+
 def manifest_json(items: Sequence[BaseModel]) -> bytes:
     """A Distributed Map's item source (work/<doc_id>/batches.json, member-items.json): a JSON array."""
     return ("[" + ",".join(item.model_dump_json() for item in items) + "]").encode("utf-8")

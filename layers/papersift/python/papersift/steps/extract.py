@@ -13,7 +13,7 @@ from papersift.errors import ContinueBatchError, DeadlineExceededError, EngineCr
 from papersift.isolation import Limits, UnitFailure, run_once, run_units
 from papersift.layout import BINARY_CONTENT_TYPE, PDF_CONTENT_TYPE
 from papersift.ledger import Invocation, record_usage
-from papersift.ocr.routing import RENDERING_CHECK
+from papersift.ocr.routing import CAPPED_SCOPES
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
 from papersift.sniff import FileType
@@ -62,7 +62,7 @@ def extract_batch(store: ObjectStore, batch: Batch, settings: Settings,
             for page, ocr_input in _paged_units(source, file_type, limits, first, last, batch.sound_tree_pages):
                 if page.ocr_scope:
                     # the OCR input first: a page JSON written means its input is too (a retry resumes after it)
-                    _put_ocr_input(store, doc_id, page.number, ocr_input, page.ocr_scope == RENDERING_CHECK)
+                    _put_ocr_input(store, doc_id, page.number, ocr_input, page.ocr_scope in CAPPED_SCOPES)
                     wanted += 1
                 put_json(store, page_key(doc_id, page.number), page.to_dict())
                 written.append(page)

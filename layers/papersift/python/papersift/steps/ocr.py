@@ -22,7 +22,7 @@ from papersift.layout import JSON_CONTENT_TYPE
 from papersift.ledger import Invocation, textract_calls, textract_price
 from papersift.ocr.pages import RENDERING_DISAGREES, OcrEngines, OcrTask, Original, PictureReader, read_page
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
-from papersift.ocr.routing import PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
+from papersift.ocr.routing import GLYPHS, PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
@@ -133,7 +133,8 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
         original = Original(data, "pdf")
     else:
         picture = render_page(data, number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
-    regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope == PICTURES else ()
+    regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope in (PICTURES, GLYPHS) \
+        else ()
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
@@ -234,10 +235,11 @@ def _within_sides(picture: RenderedPage, original: Original) -> bool:
     return max(picture_size(original.data)) <= textract.MAX_IMAGE_SIDE
 
 
-def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrEngines:
+def default_engines(textract_client: Any | None, *, page_seconds: float, layout: bool = False) -> OcrEngines:
     """Tesseract when its binary is installed here, Textract through ``textract_client`` when one
     is given (the handler creates it; a local run has none, and does not import botocore for it:
-    0.16 s of every `papersift extract`)."""
+    0.16 s of every `papersift extract`), asked for its LAYOUT where ``layout``
+    (Settings.textract_layout)."""
     from papersift.ocr import tesseract
 
     local = functools.partial(tesseract.read_image, timeout_seconds=page_seconds) \
@@ -249,6 +251,6 @@ def default_engines(textract_client: Any | None, *, page_seconds: float) -> OcrE
     reader = textract.TextractReader(textract_client)
 
     def read_with_textract(picture: RenderedPage, original: Original | None, tables: bool) -> OcrReading:
-        return reader.read(_textract_document(picture, original), tables=tables)
+        return reader.read(_textract_document(picture, original), tables=tables, layout=layout)
 
     return OcrEngines(tesseract=local, textract=read_with_textract)

@@ -1,9 +1,12 @@
-"""Parquet for `papersift export`: the export's pinned columns (:data:`papersift.export.EXPORT_COLUMNS`)
-as an Arrow schema, written a row group at a time.
+"""Parquet for the export: the pinned columns (:data:`papersift.export.EXPORT_COLUMNS`) as an
+Arrow schema, written a row group at a time. One writer for `papersift export --format parquet`
+(a results folder) and the workflow's export step (``papersift.steps.export``: a document in the
+bucket, ``exports/<doc_id>.parquet``).
 
-Here, not in the core library: pyarrow is the optional ``export`` extra, and what the core imports
-ships in the Lambda layer. It loads only when Parquet is written; missing, the writer says which
-install command brings it (:data:`PARQUET_EXTRA_HINT`).
+pyarrow is an optional dependency: the ``export`` extra, and the container image (not the zip
+Lambdas' layer, which it would not fit). It loads only when Parquet is written; missing, the writer
+says which install command brings it (:data:`PARQUET_EXTRA_HINT`). No zip function imports this
+module (tests/infra/test_layer_build.py holds the layer to what they import).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def arrow_schema() -> Any:
     """:data:`EXPORT_COLUMNS` as a pyarrow schema."""
     pa = _pyarrow()
     types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_(),
-             "list<string>": pa.list_(pa.string())}
+             "list<string>": pa.list_(pa.string()), "list<float64>": pa.list_(pa.float64())}
     return pa.schema([pa.field(c.name, types[c.arrow_type], nullable=c.nullable) for c in EXPORT_COLUMNS])
 
 
@@ -91,6 +94,12 @@ class ParquetWriter:
         finally:
             self._writing.shutdown(wait=True)
         self._writer.close()
+
+
+def require_pyarrow() -> None:
+    """Raise :class:`~papersift.errors.MissingExtraError` (naming the install command) unless
+    pyarrow can be imported: a command that will write Parquet says so before any work starts."""
+    _pyarrow()
 
 
 def _pyarrow() -> Any:
