@@ -12,8 +12,11 @@ import ctypes
 import io
 import os
 import random
+import subprocess
+import threading
 import time
 import zipfile
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -207,3 +210,100 @@ def reap_orphans(seconds: float = 30.0) -> tuple[float, float]:
         cpu += usage.ru_utime + usage.ru_stime
         rss = max(rss, usage.ru_maxrss / 1024)
     return cpu, rss
+
+
+# -- one command measured ----------------------------------------------------------------------
+
+
+@dataclass
+class Measured:
+    """One command's wall, exit, CPU and peaks: ``peak_rss_mb`` is ``os.wait4``'s (the largest of
+    the child and every descendant it reaped); ``main_rss_mb`` the child's own high-water mark and
+    ``largest_mb``/``largest`` the largest other process under it (sampled from /proc: VmHWM only
+    grows, so a sample misses at most the growth of a process's last interval);
+    ``orphans_rss_mb`` the largest descendant left behind and reaped here (a subreaper)."""
+
+    exit_code: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    peak_rss_mb: float = 0.0
+    main_rss_mb: float = 0.0
+    largest_mb: float = 0.0
+    largest: str = ""
+    orphans_rss_mb: float = 0.0
+    output: bytes = b""
+
+
+def _ppid_and_hwm(pid: int) -> tuple[int, float]:
+    ppid, hwm = -1, 0.0
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+        for line in status:
+            if line.startswith("PPid:"):
+                ppid = int(line.split()[1])
+            elif line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) / 1024
+    return ppid, hwm
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read().split(b"\0")
+    except OSError:
+        return "?"
+    return " ".join(os.path.basename(w.decode(errors="replace")) if i == 0 else w.decode(errors="replace")
+                    for i, w in enumerate(words[:4]) if w)[:80]
+
+
+def _sample_tree(seen: dict[int, tuple[float, str]], stop: threading.Event, interval: float) -> None:
+    """Every ``interval`` s: the high-water mark of every process under this one (ours: a subreaper
+    adopts what the child leaves behind), by pid, with its command line."""
+    me = os.getpid()
+    while not stop.wait(interval):
+        parents: dict[int, int] = {}
+        marks: dict[int, float] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                parents[int(entry)], marks[int(entry)] = _ppid_and_hwm(int(entry))
+            except (OSError, ValueError):
+                continue
+        under = {me}
+        grew = True
+        while grew:
+            grew = False
+            for pid, ppid in parents.items():
+                if ppid in under and pid not in under:
+                    under.add(pid)
+                    grew = True
+        for pid in under - {me}:
+            best, name = seen.get(pid, (0.0, ""))
+            if marks.get(pid, 0.0) > best:
+                seen[pid] = (marks[pid], name or _cmdline(pid))
+
+
+def run_measured(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None,
+                 interval: float = 0.1) -> Measured:
+    """Run ``argv`` to its end (call become_subreaper() first to count what it leaves behind)."""
+    result = Measured()
+    seen: dict[int, tuple[float, str]] = {}
+    stop = threading.Event()
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+    sampler = threading.Thread(target=_sample_tree, args=(seen, stop, interval), daemon=True)
+    sampler.start()
+    assert proc.stdout is not None
+    result.output = proc.stdout.read()  # the child cannot block on a full pipe while we wait
+    _, status, usage = os.wait4(proc.pid, 0)
+    result.wall = time.perf_counter() - started
+    proc.returncode = result.exit_code = os.waitstatus_to_exitcode(status)
+    orphans_cpu, result.orphans_rss_mb = reap_orphans()
+    stop.set()
+    sampler.join()
+    result.cpu = usage.ru_utime + usage.ru_stime + orphans_cpu
+    result.peak_rss_mb = usage.ru_maxrss / 1024
+    result.main_rss_mb = seen.pop(proc.pid, (0.0, ""))[0]
+    if seen:
+        result.largest_mb, result.largest = max(seen.values())
+    return result

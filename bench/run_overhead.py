@@ -40,7 +40,6 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +53,7 @@ PAPERSIFT = REPO / ".venv" / "bin" / "papersift"
 NOT_EXTRACTED = frozenset({"failed", "missing", "timeout"})
 
 sys.path.insert(0, str(REPO / "bench"))
-from common import become_subreaper, build_archive, reap_orphans, synthetic_pdf  # noqa: E402
+from common import become_subreaper, build_archive, run_measured, synthetic_pdf  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -141,18 +140,11 @@ def measure(case: Case, command: str, timeout: float, tree: Path | None) -> Meas
         if command == "run":
             argv += ["--timeout", str(timeout)]
         result.load_start = os.getloadavg()[0]
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO, env=env)
-        assert proc.stdout is not None
-        output = proc.stdout.read()  # the child cannot block on a full pipe while we wait
-        _, status, usage = os.wait4(proc.pid, 0)
-        result.wall = time.perf_counter() - started
-        proc.returncode = result.exit_code = os.waitstatus_to_exitcode(status)
-        orphans_cpu, orphans_rss = reap_orphans()
+        run = run_measured(argv, cwd=REPO, env=env)
+        output = run.output
         result.load_end = os.getloadavg()[0]
-        result.cpu = usage.ru_utime + usage.ru_stime + orphans_cpu
-        result.peak_rss_mb = usage.ru_maxrss / 1024
-        result.descendants_rss_mb = orphans_rss
+        result.exit_code, result.wall, result.cpu = run.exit_code, run.wall, run.cpu
+        result.peak_rss_mb, result.descendants_rss_mb = run.peak_rss_mb, run.orphans_rss_mb
         result.reported, result.statuses = count_reported(case, out, Path(case.inputs()[0]).name)
     if result.exit_code != 0 or result.reported < case.expected:
         tail = output.decode("utf-8", errors="replace").strip().splitlines()[-4:]

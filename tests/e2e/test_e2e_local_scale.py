@@ -4,9 +4,11 @@ parse of the workflow. (Results as each document finishes: test_e2e_run_streamin
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -187,6 +189,30 @@ def test_bodies_live_on_disk_and_a_forgotten_key_frees_its_own(direct: LocalAws)
         if name != "t/0.txt":
             expected = b"overwritten" if name == "t/1.txt" else body
             assert s3.get_object(Bucket=bucket, Key=name)["Body"].read() == expected
+
+
+@pytest.mark.parametrize("path", ["usual", "direct"])
+def test_a_body_of_the_spill_size_is_a_file_of_its_own_read_back_whole(direct: LocalAws, path: str) -> None:
+    """A body from SPILL_BELOW_BYTES up is a temporary file of its own (SQLite would copy it once
+    more on the way in and out, moto's spooled buffer once more in memory): not in the SQLite
+    file, not in memory, and clients, sizes and ETags see the object's own bytes."""
+    import hashlib
+
+    from moto.s3.models import s3_backends
+
+    s3, bucket = direct.client("s3"), direct.bucket
+    DIRECT_S3.enabled = path == "direct"
+    bodies = direct._patches.bodies
+    body = random.Random(4).randbytes(s3_bodies.SPILL_BELOW_BYTES)
+    before = bodies.count()
+    s3.put_object(Bucket=bucket, Key="t/spilled.bin", Body=body)
+    assert bodies.count() == before
+    key = s3_backends["123456789012"]["aws"].buckets[bucket].keys["t/spilled.bin"]
+    assert not isinstance(key._value_buffer, (io.BytesIO, tempfile.SpooledTemporaryFile))
+    assert key._value_buffer.fileno() >= 0  # a real file
+    got = s3.get_object(Bucket=bucket, Key="t/spilled.bin")
+    assert got["Body"].read() == body and got["ContentLength"] == len(body)
+    assert got["ETag"] == f'"{hashlib.md5(body).hexdigest()}"'
 
 
 def test_what_direct_s3_does_not_handle_goes_the_usual_way(direct: LocalAws) -> None:

@@ -11,8 +11,8 @@ hand-written file of offsets): what stays in memory is a row number a key.
 Text, JSON and HTML compress 3-5x with zlib at its fastest level (~30 us for such an object): a
 body is stored compressed when it is small enough to be cheap to inflate on every read (below
 1 MiB: not a source PDF that each page batch reads again) and shrinks by a fifth at least. Bodies
-too big for a SQLite value (from SPILL_BELOW) stay in moto's own buffer, which is a temporary file
-from 8 MiB. What a client reads, the object's size and its ETag are the object's own bytes
+from 8 MiB (SPILL_BELOW_BYTES) are each a temporary file instead, read and written with one copy
+(SQLite makes one more each way). What a client reads, the object's size and its ETag are the object's own bytes
 whichever way it is stored.
 """
 
@@ -30,8 +30,9 @@ from typing import Any
 COMPRESS_BELOW_BYTES = 1 << 20
 #: smaller ones gain nothing worth a compression
 COMPRESS_FROM_BYTES = 512
-#: bodies from this size up stay in moto's buffer (SQLite's default limit on a value is 1e9 bytes)
-SPILL_BELOW_BYTES = 256 << 20
+#: bodies from this size up are each a temporary file: SQLite copies a value it is given and one it
+#: returns, so a 120 MB page's JSON cost three copies at once (its limit on a value is 1e9 bytes)
+SPILL_BELOW_BYTES = 8 << 20
 _COMPRESSED = "_papersift_zlib"
 #: the buffer of every key whose body is in a BodyFile (moto only closes it, or drops it to copy the key)
 NO_BUFFER = io.BytesIO()
@@ -125,8 +126,9 @@ def _set_value(bodies: BodyFile, key: Any, value: bytes | str) -> None:
         setattr(key, _ROW, (bodies, bodies.put(stored)))
         key._value_buffer = NO_BUFFER  # moto's own buffer, empty, was ~400 bytes a key
     else:
-        # moto closes it when the key is disposed of, as it does the one it made
-        key._value_buffer = tempfile.SpooledTemporaryFile(key._max_buffer_size)  # noqa: SIM115
+        # a file of its own (moto closes it when the key is disposed of, as it does the one it
+        # made): a spooled one would first copy the body into memory
+        key._value_buffer = tempfile.TemporaryFile()  # noqa: SIM115
         key._value_buffer.write(stored)
     setattr(key, _COMPRESSED, compressed)
     key.contentsize = len(value)

@@ -18,15 +18,17 @@ suspect/corrupt). Every number a rule turns on is a field of :data:`THRESHOLDS`.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from operator import not_
 
 from papersift.lexicon import LANGUAGES, Lexicon, arabic_words, fold_accents, lexicon
+from papersift.plaintext import whitespace_pieces
 
 
 @dataclass(frozen=True)
@@ -698,12 +700,16 @@ def _decoded(codec: str, leads: bytes, trails: bytes, prefix: bytes = b"") -> se
 def _national_plausibility(text: str) -> tuple[int, int, int]:
     """(Han, kana and Hangul characters, of them outside every common national set, of those only
     in JIS X 0212)."""
-    found = _east_asian().findall(text)
-    if not found:
-        return 0, 0, 0
-    common, rare = national_charsets()
-    outside = [ch for ch in found if ch not in common]
-    return len(found), len(outside), sum(map(rare.__contains__, outside))
+    found = outside = rare_only = 0
+    east_asian = _east_asian()
+    common, rare = national_charsets() if east_asian.search(text) else (frozenset(), frozenset())
+    for piece in whitespace_pieces(text) if common else ():
+        chars = east_asian.findall(piece)
+        beyond = [ch for ch in chars if ch not in common]
+        found += len(chars)
+        outside += len(beyond)
+        rare_only += sum(map(rare.__contains__, beyond))
+    return found, outside, rare_only
 
 
 def _sentence(parts: Sequence[str]) -> str:
@@ -715,7 +721,7 @@ def _garbage(text: str) -> tuple[int, int]:
     """(unmapped glyphs, characters they take): each ``(cid:12)`` or ``/143`` is one glyph."""
     bad = chars = 0
     if _may_have_bad_chars(text):
-        bad = chars = len(_BAD_CHAR.findall(text))
+        bad = chars = _count(_BAD_CHAR, text)
         if "\x02" in text:  # pdfium's mark for a hyphen it generated at a line break: not garbage
             bad = chars = bad - len(_LINE_BREAK_HYPHEN.findall(text))
     if "(cid:" in text:
@@ -734,7 +740,7 @@ def _garbage(text: str) -> tuple[int, int]:
 
 
 def _private_use(text: str) -> int:
-    return 0 if text.isascii() else len(_PRIVATE_USE.findall(text))
+    return 0 if text.isascii() else _count(_PRIVATE_USE, text)
 
 
 def character_agreement(first: str, second: str) -> float:
@@ -768,8 +774,8 @@ def _mojibake(text: str, script: str) -> int:
     if script == "latin":
         # a search per symbol rules most pages out ten times faster than the cluster scan
         clustered = any(symbol in text for symbol in _MOJIBAKE_CLUSTERED)
-        return sum(map(len, _MOJIBAKE_CLUSTER.findall(text))) if clustered else 0
-    return len(_MOJIBAKE.findall(text))
+        return _chars(_MOJIBAKE_CLUSTER, text) if clustered else 0
+    return _count(_MOJIBAKE, text)
 
 
 def _join_hyphenated(text: str) -> str:
@@ -794,7 +800,7 @@ def _number_chars(text: str, nonspace: int) -> int:
     digits = len(encoded) - len(encoded.translate(None, _ASCII_DIGITS))
     if digits < _T.number_scan_digits * nonspace:
         return digits
-    return sum(map(len, _NUMBER_TOKEN.findall(text)))
+    return _chars(_NUMBER_TOKEN, text)  # its look-arounds stop at whitespace: a piece's edge is one
 
 
 def _script_language(text: str, script: str) -> str | None:
@@ -813,22 +819,65 @@ def _letter_runs(text: str, nonspace: int) -> tuple[list[str], int, str, bool]:
     cheaper (by a sixth) than blanking the non-letters with one and splitting.
     """
     if text.isascii():
-        runs = text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
-        return _sample(runs), sum(map(len, runs)), "latin", False
-    if len(_BEYOND_LATIN.findall(text)) <= _T.latin_beyond_share * nonspace:
-        runs = _LATIN_LETTER_RUN.findall(text)
-        return _sample(runs), sum(map(len, runs)), "latin", False
-    letters = sum(map(len, _LETTER_RUN.findall(text)))
+        return (*_sampled_runs(text, _ascii_runs), "latin", False)
+    if _count(_BEYOND_LATIN, text) <= _T.latin_beyond_share * nonspace:
+        return (*_sampled_runs(text, _LATIN_LETTER_RUN.findall), "latin", False)
+    letters = _chars(_LETTER_RUN, text)
     script = _dominant_script(text, letters)
-    return (_sample(_LATIN_LETTER_RUN.findall(text)) if script == "latin" else []), letters, script, True
+    return (_sampled_runs(text, _LATIN_LETTER_RUN.findall)[0] if script == "latin" else []), letters, script, True
+
+
+def _ascii_runs(text: str) -> list[str]:
+    return text.encode("ascii").translate(_ASCII_LETTERS_ONLY).decode("ascii").split()
+
+
+def _sampled_runs(text: str, runs_of: Callable[[str], list[str]]) -> tuple[list[str], int]:
+    """(``_sample(runs_of(text))``, the letters in all the runs), a long text read in whitespace
+    pieces (a run never crosses whitespace): its runs are counted piece by piece, then the
+    sampled ones taken from the pieces that hold them, so the runs of a 100 MB text (17 million
+    strings) are never all in memory."""
+    pieces = whitespace_pieces(text)
+    first = next(pieces)
+    if len(first) == len(text):
+        runs = runs_of(text)
+        return _sample(runs), sum(map(len, runs))
+    counts: list[int] = []
+    letters = 0
+    for piece in itertools.chain((first,), pieces):
+        runs = runs_of(piece)
+        counts.append(len(runs))
+        letters += sum(map(len, runs))
+    wanted = _sample_ranges(sum(counts))
+    sample: list[str] = []
+    offset = 0
+    for piece, count in zip(whitespace_pieces(text), counts, strict=True):
+        overlaps = [(max(a, offset) - offset, min(b, offset + count) - offset) for a, b in wanted
+                    if a < offset + count and b > offset]
+        if overlaps:
+            runs = runs_of(piece)
+            for a, b in overlaps:
+                sample.extend(runs[a:b])
+        offset += count
+    return sample, letters
+
+
+def _count(pattern: re.Pattern[str], text: str) -> int:
+    """``len(pattern.findall(text))`` piece by piece, for a pattern that never matches whitespace
+    nor looks past it."""
+    return sum(len(pattern.findall(piece)) for piece in whitespace_pieces(text))
+
+
+def _chars(pattern: re.Pattern[str], text: str) -> int:
+    """``sum(map(len, pattern.findall(text)))`` piece by piece (the same patterns as _count)."""
+    return sum(sum(map(len, pattern.findall(piece))) for piece in whitespace_pieces(text))
 
 
 def _dominant_script(text: str, letters: int) -> str:
     """The page's script family; "mixed" for script chaos (decoded glyph codes)."""
-    non_latin = len(_NON_LATIN_LETTER.findall(text))
+    non_latin = _count(_NON_LATIN_LETTER, text)
     if non_latin <= _T.latin_non_latin * letters:
         return "latin"
-    counts = {name: len(pattern.findall(text)) for name, pattern in _scripts() if name != "kana"}
+    counts = {name: _count(pattern, text) for name, pattern in _scripts() if name != "kana"}
     counts["latin"] = letters - non_latin
     unclassified = letters - sum(counts.values())
     # Korean mixes Hanja, Japanese mixes kana and kanji: those count as one family
@@ -845,14 +894,19 @@ def _dominant_script(text: str, letters: int) -> str:
 
 def _sample(runs: Sequence[str]) -> list[str]:
     """A bounded sample in contiguous blocks, so neighbouring words stay neighbours."""
-    if len(runs) <= _T.sample_words:
-        return list(runs)
-    block = _T.sample_words // _T.sample_blocks
-    stride = (len(runs) - block) // (_T.sample_blocks - 1)
     out: list[str] = []
-    for i in range(_T.sample_blocks):
-        out.extend(runs[i * stride : i * stride + block])
+    for start, end in _sample_ranges(len(runs)):
+        out.extend(runs[start:end])
     return out
+
+
+def _sample_ranges(count: int) -> list[tuple[int, int]]:
+    """The index ranges _sample takes of ``count`` runs, in order and apart."""
+    if count <= _T.sample_words:
+        return [(0, count)]
+    block = _T.sample_words // _T.sample_blocks
+    stride = (count - block) // (_T.sample_blocks - 1)
+    return [(i * stride, i * stride + block) for i in range(_T.sample_blocks)]
 
 
 def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:

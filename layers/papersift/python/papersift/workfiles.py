@@ -124,8 +124,58 @@ def ocr_reading_key(doc_id: str, number: int, call: int) -> str:
     return f"{ocr_prefix(doc_id)}readings/{number:05d}-tesseract-{call}.json"
 
 
+#: a string this long is written into a JSON body piece by piece (json_bytes)
+JSON_PIECE_CHARS = 1 << 20
+
+
 def put_json(store: ObjectStore, key: str, value: Any) -> None:
-    store.put(key, json.dumps(value, ensure_ascii=False).encode("utf-8"), JSON_CONTENT_TYPE)
+    store.put(key, json_bytes(value), JSON_CONTENT_TYPE)
+
+
+def json_bytes(value: Any) -> bytes:
+    """``json.dumps(value, ensure_ascii=False).encode()``; a value holding a string of a megabyte
+    or more is written piece by piece, so the JSON of a page of 100 MB of text and as much
+    Markdown is never a whole str beside its bytes (a third copy in memory)."""
+    if not _holds_long_string(value):
+        return json.dumps(value, ensure_ascii=False).encode("utf-8")
+    out = io.BytesIO()
+    _write_json(out, value)
+    return out.getvalue()
+
+
+def _holds_long_string(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) >= JSON_PIECE_CHARS
+    if isinstance(value, dict):  # keys that are not strings: json.dumps's own conversion, whole
+        return all(isinstance(name, str) for name in value) and any(map(_holds_long_string, value.values()))
+    if isinstance(value, (list, tuple)):
+        return any(_holds_long_string(item) for item in value)
+    return False
+
+
+def _write_json(out: io.BytesIO, value: Any) -> None:
+    """What json.dumps writes (default separators), long strings escaped a piece at a time:
+    escaping is per character, so the pieces' escapes are the whole string's."""
+    if not _holds_long_string(value):
+        out.write(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    elif isinstance(value, str):
+        out.write(b'"')
+        for start in range(0, len(value), JSON_PIECE_CHARS):
+            out.write(json.dumps(value[start:start + JSON_PIECE_CHARS], ensure_ascii=False)[1:-1].encode("utf-8"))
+        out.write(b'"')
+    elif isinstance(value, dict):
+        out.write(b"{")
+        for index, (name, item) in enumerate(value.items()):
+            out.write((", " if index else "").encode() + json.dumps(name, ensure_ascii=False).encode("utf-8") + b": ")
+            _write_json(out, item)
+        out.write(b"}")
+    else:
+        out.write(b"[")
+        for index, item in enumerate(value):
+            if index:
+                out.write(b", ")
+            _write_json(out, item)
+        out.write(b"]")
 
 
 def put_model(store: ObjectStore, key: str, model: BaseModel) -> None:
@@ -133,7 +183,12 @@ def put_model(store: ObjectStore, key: str, model: BaseModel) -> None:
 
 
 def get_json(store: ObjectStore, key: str) -> Any:
-    return json.loads(store.get(key))
+    """A JSON body, its bytes decoded first (json.loads of bytes keeps them beside their text
+    while it parses: a third copy of a 200 MB page)."""
+    data = store.get(key)
+    text = data.decode(json.detect_encoding(data), "surrogatepass")
+    del data
+    return json.loads(text)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ OOXML and ODF packages, EPUB package documents).
 
 from __future__ import annotations
 
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +91,51 @@ def read_xml(data: bytes | str, what: str = "XML") -> XmlDocument:
             "points to); the reference is left in the text"]))
         document.truncated_code = document.truncated_code or "external_entity"
     return document
+
+
+class NotStreamable(Exception):
+    """The part must be read whole (read_xml): it declares a DOCTYPE (entities to weigh, external
+    references to leave unresolved), it is damaged (recovery needs the whole parse), or it has no
+    such container. Whatever the stream already gave is to be set aside."""
+
+
+def stream_children(data: bytes, container: str) -> Iterator[Any]:
+    """The children of the root's child named ``container`` (by local name), each given whole
+    when it ends and cleared, with its preceding siblings, once the caller moves on: a 120 MB
+    part is never one tree (the tree of word/document.xml took twice the part's size). Nothing
+    external is read (the parser of read_xml, with no entities to resolve: a part with a DOCTYPE is
+    NotStreamable). Raises NotStreamable, possibly after some children, when the part cannot be
+    read this way."""
+    if has_doctype(data):
+        raise NotStreamable("the part declares a DOCTYPE")
+    events = etree.iterparse(io.BytesIO(data), events=("start", "end"), resolve_entities=False, no_network=True,
+                             load_dtd=False, huge_tree=True)
+    depth, inside, found = 0, False, False
+    try:
+        for event, element in events:
+            if event == "start":
+                depth += 1
+                if depth == 2 and not found and _local_name(element) == container:
+                    inside = found = True
+                continue
+            depth -= 1
+            if inside and depth == 2:
+                yield element
+                element.clear(keep_tail=True)
+                parent = element.getparent()
+                while element.getprevious() is not None:
+                    del parent[0]
+            elif inside and depth == 1:
+                inside = False
+    except etree.XMLSyntaxError as exc:
+        raise NotStreamable(str(exc)) from exc
+    if not found:
+        raise NotStreamable(f"no {container} element under the root")
+
+
+def _local_name(element: Any) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
 def parse_xml(data: bytes | str, what: str = "XML") -> Any:

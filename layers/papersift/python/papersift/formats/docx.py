@@ -25,6 +25,7 @@ from papersift.formats._ooxml import (
     text_of,
     unit_report,
 )
+from papersift.formats._xml import NotStreamable, stream_children
 from papersift.markdown import plain_text
 from papersift.settings import Settings
 
@@ -32,6 +33,9 @@ _SKIP_IN_PARAGRAPH = frozenset(
     {"pPr", "rPr", "rt", "delText", "instrText", "fldData", "del", "moveFrom", "sectPr", "tblPr"}
 )
 _NOTE_SKIP_TYPES = frozenset({"separator", "continuationSeparator", "continuationNotice"})
+#: a main part of this many bytes is read as a stream of its body's children, never as one tree
+#: (a 120 MB word/document.xml made a 270 MB tree beside its text); smaller ones are read whole
+STREAM_BYTES = 8 * 1024 * 1024
 
 
 class _WordReader:
@@ -47,17 +51,21 @@ class _WordReader:
 
     def blocks(self, container: etree._Element) -> Iterator[Block]:
         for child in container:
-            name = local_name(child)
-            if name == "p":
-                yield from self._paragraph(child)
-            elif name == "tbl":
-                yield self._table(child)
-            elif name in ("sdt", "customXml", "sdtContent", "ins", "moveTo", "smartTag", "txbxContent"):
-                yield from self.blocks(_sdt_content(child) if name == "sdt" else child)
-            elif name == "AlternateContent":
-                chosen = alternate(child)
-                if chosen is not None:
-                    yield from self.blocks(chosen)
+            yield from self.block(child)
+
+    def block(self, child: etree._Element) -> Iterator[Block]:
+        """What one child of a body (or of a cell, a box, a note) gives."""
+        name = local_name(child)
+        if name == "p":
+            yield from self._paragraph(child)
+        elif name == "tbl":
+            yield self._table(child)
+        elif name in ("sdt", "customXml", "sdtContent", "ins", "moveTo", "smartTag", "txbxContent"):
+            yield from self.blocks(_sdt_content(child) if name == "sdt" else child)
+        elif name == "AlternateContent":
+            chosen = alternate(child)
+            if chosen is not None:
+                yield from self.blocks(chosen)
 
     def _paragraph(self, p: etree._Element) -> Iterator[Block]:
         parts: list[str] = []
@@ -205,12 +213,28 @@ def _notes(reader: _WordReader, root: etree._Element, kind: str) -> Iterator[Blo
             yield Block(text=f"[{kind} {note_id}: {text}]", markdown=f"[^{note_id}]: {text}")
 
 
+def _streamed_body(reader: _WordReader, raw: bytes) -> list[Block] | None:
+    """The body's blocks from the stream of its children (``stream_children``); None, with the
+    reader as it was, when the part must be read whole."""
+    tables, used = len(reader.tables), set(reader.used_comments)
+    body: list[Block] = []
+    try:
+        for child in stream_children(raw, "body"):
+            body.extend(reader.block(child))
+    except NotStreamable:
+        del reader.tables[tables:]
+        reader.used_comments = used
+        return None
+    return body
+
+
 def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
     started = time.perf_counter()
     pkg = open_ooxml(data, "Word document", settings)
     main = pkg.main_part("word/document.xml")
-    document = pkg.xml(main)
-    assert document is not None
+    raw_main = pkg.read(main) if pkg.has(main) else b""
+    streamed = len(raw_main) >= STREAM_BYTES
+    document = None if streamed else pkg.xml(main)
     rels = pkg.rels(main)
     by_type: dict[str, list[str]] = {}
     for _, kind, target in rels:
@@ -253,8 +277,17 @@ def extract_docx(data: bytes, settings: Settings) -> list[PageContent]:
         return out
 
     headers = part_blocks(("header",))
-    body_el = find_child(document, "body")
-    body = list(reader.blocks(body_el if body_el is not None else document))
+    body = _streamed_body(reader, raw_main) if streamed else None
+    if body is None:
+        if document is None:  # the stream gave up: the part read whole, its notes where they would be
+            signals, truncated = len(pkg.signals), len(pkg.truncated)
+            document = pkg.xml(main)
+            pkg.signals[:] = pkg.signals[signals:] + pkg.signals[:signals]
+            pkg.truncated[:] = pkg.truncated[truncated:] + pkg.truncated[:truncated]
+        assert document is not None
+        body_el = find_child(document, "body")
+        body = list(reader.blocks(body_el if body_el is not None else document))
+    del raw_main, document
     tail = part_blocks(("footnotes", "endnotes", "footer"))
     leftover = [
         Block(text=f"[comment: {text}]", markdown=f"> [comment: {text}]")

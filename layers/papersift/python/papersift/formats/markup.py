@@ -28,7 +28,7 @@ from papersift.errors import CorruptInputError
 from papersift.formats._units import text_unit
 from papersift.formats._xml import read_xml
 from papersift.markdown import plain_text
-from papersift.plaintext import decode_text
+from papersift.plaintext import collapse_whitespace, decode_text
 from papersift.settings import Settings
 
 HTML_ENGINE = "lxml-html"
@@ -214,7 +214,7 @@ class _HtmlWalker:
     open: list[str] = field(default_factory=list)
 
     def flush(self, kind: str = "para", level: int = 0) -> None:
-        text = " ".join("".join(self.inline).split())
+        text = collapse_whitespace("".join(self.inline))
         self.inline.clear()
         if text:
             self.blocks.append(Block(kind, text, level))
@@ -331,7 +331,7 @@ def _cell_text(cell: Any) -> str:
             parts.append(" ".join(child.itertext()))
         if child.tail:
             parts.append(child.tail)
-    return " ".join("".join(parts).split())
+    return collapse_whitespace("".join(parts))
 
 
 def render_blocks(blocks: list[Block]) -> tuple[str, str, list[Table]]:
@@ -469,7 +469,7 @@ def _xml_lines(root: Any) -> list[str]:
         children = [child for child in element if isinstance(child.tag, str)]
         mixed = bool((element.text or "").strip()) or any((child.tail or "").strip() for child in element)
         if not children or mixed:
-            line = " ".join(" ".join(element.itertext()).split())
+            line = collapse_whitespace(" ".join(element.itertext()))
             if line:
                 lines.append(line)
             continue
