@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -232,6 +232,8 @@ class Measured:
     largest: str = ""
     orphans_rss_mb: float = 0.0
     output: bytes = b""
+    #: every sampled process under the child (the child itself left out), largest first
+    processes: list[tuple[float, str]] = field(default_factory=list)
 
 
 def _ppid_and_hwm(pid: int) -> tuple[int, float]:
@@ -306,4 +308,5 @@ def run_measured(argv: list[str], *, cwd: Path, env: dict[str, str] | None = Non
     result.main_rss_mb = seen.pop(proc.pid, (0.0, ""))[0]
     if seen:
         result.largest_mb, result.largest = max(seen.values())
+        result.processes = sorted(seen.values(), reverse=True)
     return result

@@ -11,7 +11,7 @@ import itertools
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -634,6 +634,16 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 tagged: Sequence[Sequence[OutlineEntry]] = (),
                 bold: Sequence[Sequence[int]] = (),
                 placed: Sequence[Sequence[Block]] = ()) -> list[list[Block]]:
+    """Per page, its blocks: :func:`iter_page_blocks`, all at once."""
+    return list(iter_page_blocks(pages, outline, breaks, heights, tagged, bold, placed))
+
+
+def iter_page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
+                     breaks: Sequence[Sequence[Sequence[str]]] = (),
+                     heights: Sequence[Sequence[float]] = (),
+                     tagged: Sequence[Sequence[OutlineEntry]] = (),
+                     bold: Sequence[Sequence[int]] = (),
+                     placed: Sequence[Sequence[Block]] = ()) -> Iterator[list[Block]]:
     """Per page, its structure blocks in line order: running heads and page numbers, headings
     (from a tagged PDF's heading elements where they hold up, ``tagged``: per page, see
     ``tag_headings``, with the outline's titles they leave out; else from the outline where there
@@ -641,7 +651,10 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
     per page, the indices of its bold lines, see ``bold_headings``), and the
     paragraphs and list items the other lines make; ``breaks``: per page, the words its text
     layer joined over a line-end hyphen; ``placed``: per page, blocks decided before (its tables,
-    see ``table_blocks``), whose lines are no running head, heading or paragraph."""
+    see ``table_blocks``), whose lines are no running head, heading or paragraph. What is decided
+    over the whole document (running heads, headings, the hyphenated words) is decided before the
+    first page is yielded; each page's paragraphs as it is asked for, so a caller that takes the
+    pages one at a time never holds every page's blocks."""
     running = running_lines(pages)
     if any(placed):
         held = [{i for block in blocks for i in range(block.line, block.line + block.lines)} for blocks in placed]
@@ -673,9 +686,16 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
     breaks = breaks or [() for _ in pages]
     words = DocumentWords(pages, breaks)
     lengths = [[len(line) for line in map(str.strip, lines) if line] for lines in pages]
-    document_typical = None
-    out = []
     placed = placed or [() for _ in pages]
+    return _paragraph_pages(pages, running, headings, breaks, lengths, placed, words)
+
+
+def _paragraph_pages(pages: Sequence[Sequence[str]], running: Sequence[dict[int, str]],
+                     headings: Sequence[Sequence[Block]], breaks: Sequence[Sequence[Sequence[str]]],
+                     lengths: Sequence[Sequence[int]], placed: Sequence[Sequence[Block]],
+                     words: DocumentWords) -> Iterator[list[Block]]:
+    """:func:`iter_page_blocks`'s pages, one at a time: each one's blocks in line order."""
+    document_typical = None
     for lines, apart, titled, broken, page_lengths, fixed in zip(pages, running, headings, breaks, lengths, placed,
                                                                 strict=True):
         blocks = [Block(role=role, text=lines[index].strip(), line=index) for index, role in apart.items()]
@@ -688,8 +708,7 @@ def page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEntry],
                 document_typical = _typical_length([n for page in lengths for n in page])
             typical = document_typical
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
-        out.append(sorted([*blocks, *titled, *flowing], key=lambda b: b.line))
-    return out
+        yield sorted([*blocks, *titled, *flowing], key=lambda b: b.line)
 
 
 def box_blocks(blocks: Sequence[Block], boxes: Sequence[Sequence[float]]) -> None:

@@ -8,7 +8,7 @@ import functools
 import io
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -143,16 +143,16 @@ def assemble_document(store: ObjectStore, request: AssembleRequest, settings: Se
         return _assemble_archive(counted, request, plan, settings, started, invocation)
     sources = page_sources(store, doc_id)
     structure_seconds = None
+    blocks: Iterator[list[structure.Block]] | None = None
     if plan is not None and plan.kind == "pdf":
-        # running heads are told by their repeating over the document: a PDF's pages are read whole
-        # once for that (the rest of the documents stream)
-        pages = {number: read_page(store, source) for number, source in sources.items()}
+        # running heads are told by their repeating over the document: a PDF's pages are read once
+        # for that, keeping only what the structure pass needs of each (its lines, not the page);
+        # each page is read again as it is written, and given its blocks then
         structure_started = time.perf_counter()
-        mark_structure(list(pages.values()), _outline(store, plan))
+        blocks = structure_blocks((read_page(store, source) for source in sources.values()), _outline(store, plan))
         structure_seconds = round(time.perf_counter() - structure_started, 4)
-        sources = dict(pages)
     with Spool() as text, Spool() as markdown:
-        read = _write_pages(store, doc_id, sources, text, markdown, page_files)
+        read = _write_pages(store, doc_id, sources, text, markdown, page_files, blocks)
         errors = [ErrorRecord(**get_json(store, k)) for k in store.list_keys(errors_prefix(doc_id))]
         report = _new_report(request, plan, settings)
         report.pages = read.reports + _skipped_pages(plan, read.reports, settings.max_pages)
@@ -212,24 +212,44 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
     the outline or the font sizes, paragraphs), decided over the whole document; units whose
     Markdown is their own are left alone, and OCR'd pages whose engine gave their layout
     (ocr/blocks.py) keep its blocks, running heads named."""
-    lines = [page.body_lines() if page.markdown is None else [] for page in pages]
-    breaks = [page.hyphen_breaks for page in pages]
-    heights = [page.line_heights if page.markdown is None else [] for page in pages]
-    tagged = [page.tag_headings if page.markdown is None else [] for page in pages]
-    bold = [page.bold_lines if page.markdown is None else [] for page in pages]
-    placed = [structure.table_blocks([(t.index, t.bbox, t.to_markdown()) for t in page.tables if t.bbox],
-                                     page.line_boxes, page_lines) if page.line_boxes and page.markdown is None else []
-              for page, page_lines in zip(pages, lines, strict=True)]
-    for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold, placed),
-                            strict=True):
-        if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
-            structure.box_blocks(blocks, page.line_boxes)
-            page.blocks = blocks
-        elif any(block.bbox is not None for block in page.blocks):
-            # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
-            page.blocks = structure.set_apart_boxed(page.blocks, blocks)
-        else:
-            page.blocks = blocks
+    for page, blocks in zip(pages, structure_blocks(pages, outline), strict=True):
+        set_blocks(page, blocks)
+
+
+def structure_blocks(pages: Iterable[PageContent], outline: list[OutlineEntry]) -> Iterator[list[structure.Block]]:
+    """Per page of ``pages``, the structure blocks :func:`set_blocks` gives it: ``pages`` read
+    through at once, keeping of each only what the document-wide decisions need (its body lines,
+    hyphen breaks, line heights, tagged headings, bold lines and placed tables), not the page; the
+    blocks made page by page as they are asked for."""
+    lines: list[list[str]] = []
+    breaks: list[list[list[str]]] = []
+    heights: list[list[float]] = []
+    tagged: list[list[OutlineEntry]] = []
+    bold: list[list[int]] = []
+    placed: list[list[structure.Block]] = []
+    for page in pages:
+        own = page.markdown is None
+        page_lines = page.body_lines() if own else []
+        lines.append(page_lines)
+        breaks.append(page.hyphen_breaks)
+        heights.append(page.line_heights if own else [])
+        tagged.append(page.tag_headings if own else [])
+        bold.append(page.bold_lines if own else [])
+        placed.append(structure.table_blocks([(t.index, t.bbox, t.to_markdown()) for t in page.tables if t.bbox],
+                                             page.line_boxes, page_lines) if page.line_boxes and own else [])
+    return structure.iter_page_blocks(lines, outline, breaks, heights, tagged, bold, placed)
+
+
+def set_blocks(page: PageContent, blocks: list[structure.Block]) -> None:
+    """``page``'s structure blocks from :func:`structure_blocks`."""
+    if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
+        structure.box_blocks(blocks, page.line_boxes)
+        page.blocks = blocks
+    elif any(block.bbox is not None for block in page.blocks):
+        # an OCR'd page keeps the paragraphs its engine's layout gave, with their boxes
+        page.blocks = structure.set_apart_boxed(page.blocks, blocks)
+    else:
+        page.blocks = blocks
 
 
 #: pages past max_pages listed one by one in the report (a PDF may declare a million)
@@ -474,8 +494,9 @@ class _ReadPages:
 
 
 def _write_pages(store: ObjectStore, doc_id: str, sources: dict[int, PageSource], text: Spool, markdown: Spool,
-                 page_files: bool) -> _ReadPages:
-    """Read the pages one at a time, in page order: their text into ``text`` (separated by form
+                 page_files: bool, blocks: Iterator[list[structure.Block]] | None = None) -> _ReadPages:
+    """Read the pages one at a time, in page order (each given its next structure blocks from
+    ``blocks``, when given): their text into ``text`` (separated by form
     feeds), their Markdown into ``markdown`` (blank lines between), each page's file under the
     results (unless ``page_files`` is False); memory flat in page count."""
     from papersift.report_page import PageLimits, PreviewOf
@@ -487,6 +508,8 @@ def _write_pages(store: ObjectStore, doc_id: str, sources: dict[int, PageSource]
     preview = PreviewOf(PageLimits().preview_chars)
     for index, source in enumerate(sources.values()):
         page = read_page(store, source)
+        if blocks is not None:
+            set_blocks(page, next(blocks))
         if index:
             text.write(separator)
         text.write(page.text.encode("utf-8"))
