@@ -222,3 +222,17 @@ def test_documents_read_in_a_process_pool_give_the_serial_rows_in_the_serial_ord
     rows = files[0] if export_format == "parquet" else [json.loads(line) for line in files[0].splitlines()]
     assert [r["archive_path"] for r in rows if "river" in r["text"]] == ["docs/river.txt"] * 3
     assert {r["source_name"] for r in rows if "river" in r["text"]} == {"bundle.zip"}, "named by its archive"
+
+
+def test_a_report_only_the_standard_json_reader_accepts_is_read_as_it_reads_it(inputs: Path, tmp_path: Path) -> None:
+    """Python's json writes NaN and escapes a name's undecodable byte as a lone surrogate; a faster
+    parser (orjson, where installed) refuses both: the report is still read, to the same values."""
+    results = extracted(inputs, tmp_path / "out")
+    path = results / "memo.pdf" / "report.json"
+    report = json.loads(path.read_bytes())
+    report["source"]["name"] = "m\udce9mo.pdf"
+    report["pages"][0]["confidence"] = float("nan")
+    path.write_text(json.dumps(report), encoding="utf-8")
+    rows = [r for r in export(results, tmp_path / "pages.jsonl") if r["source_name"] == "m\udce9mo.pdf"]
+    assert [r["page"] for r in rows] == [1, 2]
+    assert rows[0]["confidence"] != rows[0]["confidence"], "NaN, as json reads it"
