@@ -3,9 +3,10 @@
 The folder is what `papersift run` or `extract` wrote (one folder per input, its archive members
 under members/<path>/, or --flat's <name>.txt and <name>.report.json), or a copy of the bucket's
 results/ (results/<doc_id>/ with pages/N.json): any folder holding a report.json is a document.
-Documents are read one at a time and their records streamed to the writer (JSONL:
-:mod:`papersift.export`, Parquet: :mod:`papersift.parquet`), so the memory an export takes
-does not grow with the folder.
+Documents are read, and their records encoded for the writer (JSONL: :mod:`papersift.export`,
+Parquet: :mod:`papersift.parquet`), in a pool of worker processes, a few at a time, and written
+here in the folder's order, so the memory an export takes does not grow with the folder and the
+file is the one a single process writes.
 """
 
 from __future__ import annotations
