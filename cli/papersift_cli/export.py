@@ -44,7 +44,7 @@ from papersift_cli.leftovers import is_output_folder
 
 
 def _json_reader() -> Callable[[bytes], Any]:
-    """How reports and page files are parsed: orjson where it is installed (the export extra; 2.3
+    """How reports and page files are parsed: orjson where it is installed (the export-speed extra; 2.3
     times as fast as json on a report, a quarter of an export's work), else json. What orjson
     refuses and json reads (NaN, a lone surrogate escaped in a file's name) is read by json: a
     report either reads the same or is unreadable with both."""
