@@ -170,7 +170,9 @@ def test_a_results_folder_that_is_not_there_or_an_out_that_cannot_be_written_is_
     assert main(["export", str(tmp_path / "nowhere"), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path)]) == 2
     assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "no" / "x.jsonl")]) == 2
-    assert capsys.readouterr().err.count("papersift: error:") == 3
+    assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"),
+                 "--workers", "0"]) == 2
+    assert capsys.readouterr().err.count("papersift: error:") == 4
 
 
 def test_a_report_cut_short_by_a_killed_run_leaves_its_document_out_with_a_warning(
@@ -218,6 +220,10 @@ def test_documents_read_in_a_process_pool_give_the_serial_rows_in_the_serial_ord
         counts[workers] = export_results(results, out, export_format, workers=workers)
         files[workers] = pq.read_table(out).to_pylist() if export_format == "parquet" else out.read_bytes()
     assert files[2] == files[0] and counts[2] == counts[0]
+    if export_format == "jsonl":  # the command's --workers 1: the same file, read in one process
+        assert main(["export", str(results), "--format", "jsonl", "--out", str(tmp_path / "one.jsonl"),
+                     "--workers", "1"]) == 0
+        assert (tmp_path / "one.jsonl").read_bytes() == files[0]
     assert counts[0].unreadable == (broken,) and counts[0].documents > READ_BATCH * 2
     rows = files[0] if export_format == "parquet" else [json.loads(line) for line in files[0].splitlines()]
     assert [r["archive_path"] for r in rows if "river" in r["text"]] == ["docs/river.txt"] * 3
