@@ -166,17 +166,19 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
     spans = _raw_lines(raw)
+    spans_count = len(spans)
     at = shift = 0
     for index, line in enumerate(lines):
         if not line or line.isspace():
             continue
-        for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
+        for k in range(at, min(spans_count, at + MAX_LINE_SKIP)):
             start, text = spans[k]
-            if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
+            kept = text.rstrip()
+            if (text.replace("\x00", "").rstrip() if "\x00" in text else kept) != line:
                 continue
             at = k + 1
             lead = len(text) - len(text.lstrip())
-            first, last = start + lead, start + len(text.rstrip()) - 1
+            first, last = start + lead, start + len(kept) - 1
             while raw[first] == "\x00":
                 first += 1
             while raw[last] == "\x00":
@@ -268,10 +270,7 @@ class _Frame:
 
     def displayed(self, left: float, bottom: float, right: float, top: float) -> list[float]:
         """A box in the page's space (points) as x0, y0, x1, y1 of the page as displayed, rounded
-        to 1/10,000 and kept within the page. The rounding is ``round(value, 4)``'s, the costly
-        part of the line pass's Python: a value whose 10,000-fold is not within 0.0001 of a half
-        (so that its binary error cannot move its nearest integer) is that integer / 10,000,
-        correctly rounded as ``round`` is, in a third of its time; others go through ``round``."""
+        to 1/10,000 and kept within the page (``fractions``)."""
         x0, y0, x1, y1, across, down = self.x0, self.y0, self.x1, self.y1, self.across, self.down
         if self.rotation == 0:
             box = ((left - x0) * across, (y1 - top) * down, (right - x0) * across, (y1 - bottom) * down)
@@ -281,18 +280,29 @@ class _Frame:
             box = ((x1 - right) * across, (bottom - y0) * down, (x1 - left) * across, (top - y0) * down)
         else:
             box = ((y1 - top) * down, (x1 - right) * across, (y1 - bottom) * down, (x1 - left) * across)
-        out = []
-        for value in box:
-            if 0.0 <= value <= 1.0:
-                scaled = value * 10000.0
-                whole = round(scaled)
-                out.append(whole / 10000 if whole and abs(scaled - whole) < ROUNDING_MARGIN else round(value, 4))
-            else:
-                out.append(0.0 if value < 0.0 else 1.0)
-        return out
+        return fractions(box)
 
 
-#: ``_Frame.displayed``: a scaled value this near its nearest integer cannot be a half off it
+def fractions(values: Iterable[float]) -> list[float]:
+    """Each of ``values`` kept within 0..1 and rounded to 1/10,000: ``round(value, 4)``, in half
+    its time (the line pass rounds four a line). Where the value times 10,000 lies within
+    ``ROUNDING_MARGIN`` of an integer other than 0, its binary error (under 1e-12) cannot move it
+    past a half, so that integer is the one ``round`` takes, and dividing it by 10,000 (int by
+    int, correctly rounded) gives ``round``'s float; any other value (a tie, 0 and -0.0) goes
+    through ``round``; NaN, as the infinities, is kept within the page (1.0)."""
+    out = []
+    for value in values:
+        if 0.0 <= value <= 1.0:
+            scaled = value * 10000.0
+            whole = round(scaled)
+            out.append(whole / 10000 if whole and -ROUNDING_MARGIN < scaled - whole < ROUNDING_MARGIN
+                       else round(value, 4))
+        else:
+            out.append(0.0 if value < 0.0 else 1.0)
+    return out
+
+
+#: ``fractions``: a value times 10,000 this near an integer is not a half off it
 ROUNDING_MARGIN = 0.4999
 
 
