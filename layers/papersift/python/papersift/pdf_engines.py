@@ -171,7 +171,7 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     for index, line in enumerate(lines):
         if not line or line.isspace():
             continue
-        for k in range(at, min(spans_count, at + MAX_LINE_SKIP)):
+        for k in range(at, at + MAX_LINE_SKIP if at + MAX_LINE_SKIP < spans_count else spans_count):
             start, text = spans[k]
             kept = text.rstrip()
             if (text.replace("\x00", "").rstrip() if "\x00" in text else kept) != line:
@@ -215,8 +215,10 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
                 break
             left, bottom, right, top = glyph.left, glyph.bottom, glyph.right, glyph.top
             if loose_box(textpage, last + shift, glyph_ref):
-                boxes[index] = displayed(min(left, glyph.left), min(bottom, glyph.bottom),
-                                         max(right, glyph.right), max(top, glyph.top))
+                end_left, end_bottom, end_right, end_top = glyph.left, glyph.bottom, glyph.right, glyph.top
+                boxes[index] = displayed(end_left if end_left < left else left,
+                                         end_bottom if end_bottom < bottom else bottom,
+                                         end_right if end_right > right else right, end_top if end_top > top else top)
             break
     return heights, boxes
 
