@@ -1,13 +1,15 @@
 """Structure of bench-pdfs' document.md (issue 19): per PDF, its outline titles and how many became
 headings at their level, the running-head lines set apart, the pages whose body still shows one, the
 body lines and the paragraphs and list items they were joined into (a PDF without outline: the
-headings its font sizes gave, listed on stderr to be read), and
-what structure costs against extracting the pages without it: the pdfium reads the extraction makes
-only for it (its lines' heights, boxes and weight, tagged headings: "geo", the extraction with them
-less the extraction without, ``extract_pages(structure=False)``) and the structure pass (outline
-read + blocks + Markdown: "str"), their sum as a share of the extraction without them (each side
-the fastest of ``RUNS`` in CPU time, the two sides run in turn; the word lists are mapped before the first
-file, as a warm Lambda has them).
+headings its font sizes gave, listed on stderr to be read), and what structure costs against
+extracting the pages without it: the pdfium reads the extraction makes only for it (its lines'
+heights, boxes and weight, tagged headings: "geo ms", the extraction with them less the extraction
+without, ``extract_pages(structure=False)``; "in ms": the CPU time inside those reads,
+``PdfHandle.line_geometry`` and ``tag_headings``, steadier on shared cores than a difference of two
+extractions) and the structure pass (blocks + Markdown: "str ms"; "toc ms" the plan's opening with
+the outline read), their sum as a share of the extraction without them. Each side the fastest of
+``RUNS`` in CPU time, the two sides run in turn; the word lists are mapped before the first file,
+as a warm Lambda has them.
 
     /work/bin/wtpy python bench/structure.py [FOLDER] [--pages DIR]
 
@@ -22,12 +24,15 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from papersift.content import PageContent
 from papersift.formats.pdf import extract_pages, page_count, page_count_and_outline
 from papersift.layout import page_file
 from papersift.lexicon import lexicon
+from papersift.pdf_engines import PdfHandle
 from papersift.settings import Settings
 from papersift.steps.assemble import mark_structure
 from papersift.structure import HEADING, LIST_ITEM, PARAGRAPH, SET_APART, _heading_key, _prose, _reads_as
@@ -42,7 +47,26 @@ RUNS = 5
 _clock = time.process_time
 
 
+#: CPU time spent inside the extraction's reads for structure (the line pass and the tags), per run
+_INSIDE = [0.0]
+
+
+def _timed(method: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = _clock()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _INSIDE[0] += _clock() - started
+    return timed
+
+
+PdfHandle.line_geometry = _timed(PdfHandle.line_geometry)  # type: ignore[method-assign]
+PdfHandle.tag_headings = _timed(PdfHandle.tag_headings)  # type: ignore[method-assign]
+
+
 def _extraction(data: bytes, settings: Settings, structure: bool) -> tuple[float, list[PageContent]]:
+    _INSIDE[0] = 0.0
     started = _clock()
     count = page_count(data, settings)
     pages = extract_pages(data, settings, 1, count, structure=structure)
@@ -53,12 +77,12 @@ def _extraction(data: bytes, settings: Settings, structure: bool) -> tuple[float
 
 def measure(path: Path, pages_out: Path | None = None, totals: list[float] | None = None) -> str:
     data, settings = path.read_bytes(), Settings(ocr_mode="off")
-    extraction = with_geometry = math.inf
+    extraction = with_geometry = inside = math.inf
     for _ in range(RUNS):  # the two sides in turn, so the machine's load weighs on both alike
         seconds, _ = _extraction(data, settings, structure=False)
         extraction = min(extraction, seconds)
         seconds, pages = _extraction(data, settings, structure=True)
-        with_geometry = min(with_geometry, seconds)
+        with_geometry, inside = min(with_geometry, seconds), min(inside, _INSIDE[0])
     count = len(pages)
     started = _clock()
     _, outline, _ = page_count_and_outline(data, settings)
@@ -89,7 +113,7 @@ def measure(path: Path, pages_out: Path | None = None, totals: list[float] | Non
     geometry = with_geometry - extraction  # pdfium asked for the lines' heights, boxes, weight and tags
     share = (geometry + structure) / extraction * 100
     if totals is not None:
-        for at, value in enumerate((extraction, geometry, structure)):
+        for at, value in enumerate((extraction, geometry, structure, inside)):
             totals[at] += value
     if not outline:  # headings from font sizes: listed for reading (a false heading is worse than a missed one)
         for page in pages:
@@ -98,7 +122,8 @@ def measure(path: Path, pages_out: Path | None = None, totals: list[float] | Non
                     print(f"    font heading p{page.number} {'#' * b.level} {b.text[:100]}", file=sys.stderr)
     return (f"{path.name[:44]:44} {count:5} {len(pointing):7} {found:5} {heading_blocks:8} {len(apart):7} "
             f"{lines:6} {paragraphs:6} {items:5} "
-            f"{left:4} {extraction:8.3f} {geometry * 1000:7.1f} {structure * 1000:7.1f} {opening * 1000:7.1f} {share:6.2f}%")
+            f"{left:4} {extraction:8.3f} {geometry * 1000:7.1f} {inside * 1000:7.1f} {structure * 1000:7.1f} "
+            f"{opening * 1000:7.1f} {share:6.2f}%")
 
 
 def main() -> int:
@@ -115,14 +140,15 @@ def main() -> int:
         return 1
     print(f"{'file':44} {'pages':>5} {'outline':>7} {'found':>5} {'headings':>8} {'running':>7} "
           f"{'lines':>6} {'paras':>6} {'items':>5} "
-          f"{'left':>4} {'extr s':>8} {'geo ms':>7} {'str ms':>7} {'toc ms':>7} {'share':>7}")
-    totals = [0.0, 0.0, 0.0]
+          f"{'left':>4} {'extr s':>8} {'geo ms':>7} {'in ms':>7} {'str ms':>7} {'toc ms':>7} {'share':>7}")
+    totals = [0.0, 0.0, 0.0, 0.0]
     for path in sorted(folder.glob("*.pdf")):
         print(measure(path, pages_out, totals), flush=True)
-    extraction, geometry, structure = totals
+    extraction, geometry, structure, inside = totals
     print(f"{'total':44} extraction {extraction:.3f} s, geometry {geometry * 1000:.1f} ms "
-          f"({geometry / extraction * 100:.2f}%), structure {structure * 1000:.1f} ms "
-          f"({structure / extraction * 100:.2f}%): {(geometry + structure) / extraction * 100:.2f}% of extraction")
+          f"({geometry / extraction * 100:.2f}%; inside {inside * 1000:.1f} ms), structure {structure * 1000:.1f} ms "
+          f"({structure / extraction * 100:.2f}%): {(geometry + structure) / extraction * 100:.2f}% of extraction "
+          f"({(inside + structure) / extraction * 100:.2f}% with the time inside)")
     return 0
 
 

@@ -207,8 +207,8 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
                     break
             if heights_wanted and loose_box(textpage, anchor + shift, glyph_ref):
                 heights[index] = round(glyph.top - glyph.bottom, 1)
-                if bold_at is not None and bold_at(anchor + shift):
-                    bold[index] = True  # type: ignore[index]  # bold_at is set only with bold
+                if bold is not None and bold_at is not None and bold_at(anchor + shift):
+                    bold[index] = True
             if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
                     or get_unicode(textpage, last + shift) != ord(raw[last]) \
                     or not loose_box(textpage, first + shift, glyph_ref):
