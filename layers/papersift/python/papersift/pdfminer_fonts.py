@@ -15,6 +15,7 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
+from pdfminer import settings
 from pdfminer.cmapdb import CMapParser, FileUnicodeMap
 from pdfminer.pdffont import PDFCIDFont, PDFFont
 from pdfminer.pdfinterp import PDFResourceManager
@@ -120,7 +121,7 @@ class ResourceManager(PDFResourceManager):
         self.maps_read = 0
 
     def get_font(self, objid: object, spec: Mapping[str, object]) -> PDFFont:
-        if (objid and objid in self._cached_fonts) or "Subtype" not in spec \
+        if (objid and objid in self._cached_fonts) or settings.STRICT or "Subtype" not in spec \
                 or literal_name(spec["Subtype"]) not in ("CIDFontType0", "CIDFontType2"):
             return super().get_font(objid, spec)
         stream = spec.get("ToUnicode")  # as pdfminer: a stream in the dictionary, not a reference to one
