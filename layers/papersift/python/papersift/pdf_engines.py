@@ -1245,9 +1245,9 @@ def _rotated_box(box: tuple[float, float, float, float], quarter_turns: int) -> 
     return (round(x0, 4), round(y0, 4), round(x1, 4), round(y1, 4))
 
 
-#: glyphs without Unicode this close (points) on one line are one region; a region is padded so
-#: OCR sees the glyphs' whole word around them
-GLYPH_GAP, GLYPH_PAD = 12.0, 4.0
+#: glyphs without Unicode this close (points) on one line are one region; a region is padded
+#: (points) so OCR sees the glyphs whole: less across, where the next word may stand a space away
+GLYPH_GAP, GLYPH_PAD, GLYPH_PAD_ACROSS = 12.0, 4.0, 1.0
 #: regions kept a page at most (a page of a font with no map at all is the verdict's, not these)
 MAX_GLYPH_REGIONS = 8
 
@@ -1297,7 +1297,7 @@ def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, b
     rotation = c.FPDFPage_GetRotation(raw_page)
     regions = []
     for x0, y0, x1, y1 in [run for run, alone in zip(runs, lone, strict=True) if not alone][:MAX_GLYPH_REGIONS]:
-        x0, y0, x1, y1 = x0 - GLYPH_PAD, y0 - GLYPH_PAD, x1 + GLYPH_PAD, y1 + GLYPH_PAD
+        x0, y0, x1, y1 = x0 - GLYPH_PAD_ACROSS, y0 - GLYPH_PAD, x1 + GLYPH_PAD_ACROSS, y1 + GLYPH_PAD
         fractions = (max((x0 - box.left) / width, 0.0), max((box.top - y1) / height, 0.0),
                      min((x1 - box.left) / width, 1.0), min((box.top - y0) / height, 1.0))
         regions.append(_rotated_box(fractions, rotation))

@@ -211,7 +211,8 @@ class Settings(BaseModel):
     ocr_page_seconds: PositiveInt = 120
     #: pages of one document whose text layer stays uncertain (fonts no map ties to Unicode, a script
     #: implausible for its characters, engines that disagree) checked against the rendered page by
-    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off
+    #: OCR; past it such pages stay untrusted (needs_ocr), as they are with ocr_mode off. Sound pages
+    #: whose regions of glyphs without Unicode OCR reads (routing.GLYPHS) count against it too
     max_rendering_checks: RenderingChecks = 20
     #: render resolution of those checks: enough for OCR to confirm body text at a quarter of
     #: ocr_dpi's pixels; a page whose check disagrees with its text layer is read again at ocr_dpi

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from PIL import Image
+from PIL import Image, ImageOps
 
 from papersift.content import PageContent, form_fields_text, new_fields
 from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftError
@@ -367,9 +367,20 @@ def _pictures_of(task: OcrTask) -> list[RenderedPage]:
     if task.embedded:
         return list(task.embedded)
     width, height = task.picture.image.size
-    return [replace(task.picture, image=pictures.cropped(task.picture.image, (x0 * width, y0 * height, x1 * width,
-                                                                               y1 * height), margin=8))
-            for x0, y0, x1, y1 in task.regions]
+    crops = [pictures.cropped(task.picture.image, (x0 * width, y0 * height, x1 * width, y1 * height), margin=8)
+             for x0, y0, x1, y1 in task.regions]
+    if task.scope == GLYPHS:
+        # a word cut close (its neighbours a space away): Tesseract finds a line on white paper only
+        crops = [ImageOps.expand(crop, border=max(GLYPH_BORDER, crop.height // 2), fill=_white(crop)) for crop in crops]
+    return [replace(task.picture, image=crop) for crop in crops]
+
+
+#: white pixels laid around a region of glyphs before OCR reads it, at least
+GLYPH_BORDER = 24
+
+
+def _white(image: Image.Image) -> int | tuple[int, ...]:
+    return 255 if image.mode in ("L", "1") else (255,) * len(image.getbands())
 
 
 def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, languages: Sequence[str],
@@ -451,6 +462,8 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
         return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
     engines_used = sorted({r.engine for r in used})
     text = "\n\n".join([layer.text, *texts]) if layer.text.strip() else "\n\n".join(texts)
+    # where the pictures' text starts among the page's lines (a glyph region's is the page's own words)
+    from_line = None if glyphs else (layer.text.count("\n") + 2 if layer.text.strip() else 0)
     confidence = min([report.confidence, *(r.confidence for r in used if r.confidence is not None)])
     where = "in the unit" if task.embedded else "on the page"
     merged = report.replace(
@@ -461,7 +474,8 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
         signals=[*(s for s in report.signals if s != "empty"), "hybrid"], attempts=all_attempts, errors=all_errors,
         ocr=_details(used[0], task, notes, regions=len(texts)),
     )
-    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
+    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[],
+                   picture_text_from=from_line)
 
 
 def _picture_record(record: PictureRecord, best: _Judged | None, used: bool, errors: list[ErrorRecord]

@@ -222,6 +222,8 @@ def mark_structure(pages: list[PageContent], outline: list[OutlineEntry]) -> Non
               for page, page_lines in zip(pages, lines, strict=True)]
     for page, blocks in zip(pages, structure.page_blocks(lines, outline, breaks, heights, tagged, bold, placed),
                             strict=True):
+        if page.picture_text_from is not None:
+            structure.mark_picture_text(blocks, page.picture_text_from)
         if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
             structure.box_blocks(blocks, page.line_boxes)
             page.blocks = blocks
