@@ -732,3 +732,36 @@ def tagged_pdf(pages: Sequence[Sequence[tuple[str, ...]]], marked: bool = True) 
                        % (page_index, page_numbers[page_index] + 1))
         objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     return write_pdf([*objects, *elements])
+
+
+def wide_to_unicode_pdf(pages: Sequence[str]) -> bytes:
+    """Pages of text through one Type0 font (Identity-H, no embedded program) whose ToUnicode
+    map is two ranges over the whole Basic Multilingual Plane, as libharu writes it (63,488
+    codes: ``<0000> <D7FF> <0000>``, ``<E000> <FFFF> <E000>``); each page's text drawn as its
+    UTF-16 codes."""
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (UCS) /Supplement 0 >> def /CMapName /Wide-UCS def /CMapType 2 def "
+            b"2 begincodespacerange <0000> <D7FF> <E000> <FFFF> endcodespacerange "
+            b"2 beginbfrange <0000> <D7FF> <0000> <E000> <FFFF> <E000> endbfrange "
+            b"endcmap CMapName currentdict /CMap defineresource pop end end")
+    count = len(pages)
+    first_page = 8  # objects 1-7: catalog, pages, font, descendant, descriptor, map, (unused)
+    kids = b" ".join(b"%d 0 R" % (first_page + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Wide /Encoding /Identity-H /DescendantFonts [4 0 R] "
+        b"/ToUnicode 6 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Wide /CIDSystemInfo << /Registry (Adobe) "
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 5 0 R /DW 600 >>",
+        b"<< /Type /FontDescriptor /FontName /Wide /Flags 32 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
+        b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+        b"<< >>",
+    ]
+    for number, text in enumerate(pages):
+        content = b"BT /F1 12 Tf 72 770 Td <" + text.encode("utf-16-be").hex().encode() + b"> Tj ET"
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+                       b"/Contents %d 0 R >>" % (first_page + 2 * number + 1))
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return write_pdf(objects)

@@ -1215,12 +1215,14 @@ class _Pdfminer:
 
     def __init__(self, data: bytes, password: bytes) -> None:
         from pdfminer.pdfdocument import PDFDocument
-        from pdfminer.pdfinterp import PDFResourceManager
         from pdfminer.pdfparser import PDFParser
+
+        from papersift.pdfminer_fonts import ResourceManager
 
         # pdfminer encodes the password as Latin-1, so pass the bytes through it unchanged
         self.document = PDFDocument(PDFParser(io.BytesIO(data)), password=password.decode("latin-1"))
-        self.resources = PDFResourceManager(caching=True)
+        #: fonts by object, for the batch; CID fonts' ToUnicode maps read in bulk (pdfminer_fonts)
+        self.resources = ResourceManager()
         self._pages: list[Any] | None = None
 
     def pages(self) -> list[Any]:
