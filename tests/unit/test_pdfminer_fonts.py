@@ -6,12 +6,12 @@ from __future__ import annotations
 import io
 
 import pytest
+from pdf_factory import wide_to_unicode_pdf
 from pdfminer.cmapdb import CMapParser, FileUnicodeMap
 from pdfminer.pdfinterp import PDFResourceManager
 
 from papersift.pdf_engines import PdfHandle, _Pdfminer
 from papersift.pdfminer_fonts import _ToUnicodeParser
-from tests.pdf_factory import wide_to_unicode_pdf
 
 
 def _cmap(body: bytes) -> bytes:
