@@ -310,3 +310,20 @@ def run_measured(argv: list[str], *, cwd: Path, env: dict[str, str] | None = Non
         result.largest_mb, result.largest = max(seen.values())
         result.processes = sorted(seen.values(), reverse=True)
     return result
+
+
+def checkout(revision: str, into: Path) -> Path:
+    """``revision`` of this repository written out into ``into`` (git archive), with the word lists
+    the install step builds (python -m papersift.lexicon: git holds none), for a side-by-side run."""
+    import shutil
+    import tarfile
+
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    built = REPO / "layers" / "papersift" / "python" / "papersift" / "data"
+    data = into / "layers" / "papersift" / "python" / "papersift" / "data"
+    data.mkdir(exist_ok=True)
+    for words in built.glob("words-*"):
+        shutil.copy2(words, data / words.name)
+    return into

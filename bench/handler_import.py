@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import REPO, checkout
+
 EVENT = {"doc_id": "d1", "bucket": "b", "key": "incoming/a.pdf", "kind": "pdf", "first_page": 1, "last_page": 2,
          "batch_index": 0}
 PROBE = """import sys, time
@@ -34,19 +34,6 @@ try:
 except ImportError:  # a revision before the step models
     pass
 print(imported - started, time.perf_counter() - started)"""
-
-
-def checkout(revision: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    # the word lists are built at install time (python -m papersift.lexicon), so git archive lacks them
-    built = REPO / "layers" / "papersift" / "python" / "papersift" / "data"
-    data = into / "layers" / "papersift" / "python" / "papersift" / "data"
-    data.mkdir(exist_ok=True)
-    for words in built.glob("words-*"):
-        shutil.copy2(words, data / words.name)
-    return into
 
 
 def measure(root: Path, function: str) -> tuple[float, float]:

@@ -38,14 +38,11 @@ import argparse
 import ast
 import contextlib
 import csv
-import io
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -54,6 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import CACHE, REPO, become_subreaper, reap_orphans
+from common import checkout as checkout_tree
 
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "files"
@@ -98,15 +96,7 @@ def latex_book() -> Path:
 
 
 def checkout(revision: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    built = REPO / "layers" / "papersift" / "python" / "papersift" / "data"
-    data = into / "layers" / "papersift" / "python" / "papersift" / "data"
-    data.mkdir(exist_ok=True)
-    for words in built.glob("words-*"):
-        shutil.copy2(words, data / words.name)
-    return compiled(into)
+    return compiled(checkout_tree(revision, into))
 
 
 def compiled(root: Path) -> Path:

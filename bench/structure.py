@@ -1,9 +1,15 @@
 """Structure of bench-pdfs' document.md (issue 19): per PDF, its outline titles and how many became
 headings at their level, the running-head lines set apart, the pages whose body still shows one, the
 body lines and the paragraphs and list items they were joined into (a PDF without outline: the
-headings its font sizes gave, listed on stderr to be read), and
-what structure costs (outline read + blocks + Markdown) against extracting the pages without it
-(each the fastest of ``RUNS``; the word lists are mapped before the first file, as a warm Lambda has them).
+headings its font sizes gave, listed on stderr to be read), and what structure costs against
+extracting the pages without it: the pdfium reads the extraction makes only for it (its lines'
+heights, boxes and weight, tagged headings: "geo ms", the extraction with them less the extraction
+without, ``extract_pages(structure=False)``; "in ms": the CPU time inside those reads,
+``PdfHandle.line_geometry`` and ``tag_headings``, steadier on shared cores than a difference of two
+extractions) and the structure pass (blocks + Markdown: "str ms"; "toc ms" the plan's opening with
+the outline read), their sum as a share of the extraction without them. Each side the fastest of
+``RUNS`` in CPU time, the two sides run in turn; the word lists are mapped before the first file,
+as a warm Lambda has them.
 
     /work/bin/wtpy python bench/structure.py [FOLDER] [--pages DIR]
 
@@ -18,11 +24,15 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from papersift.content import PageContent
 from papersift.formats.pdf import extract_pages, page_count, page_count_and_outline
 from papersift.layout import page_file
 from papersift.lexicon import lexicon
+from papersift.pdf_engines import PdfHandle
 from papersift.settings import Settings
 from papersift.steps.assemble import mark_structure
 from papersift.structure import HEADING, LIST_ITEM, PARAGRAPH, SET_APART, _heading_key, _prose, _reads_as
@@ -31,27 +41,58 @@ FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
 
 
 #: each side is timed this many times and the fastest kept (the machine is shared)
-RUNS = 3
+RUNS = 5
+#: the process's CPU time, not the wall clock: on shared cores the wall clock also counts the
+#: time other processes held the core, which moved one side's best of five by ±30% between runs
+_clock = time.process_time
 
 
-def measure(path: Path, pages_out: Path | None = None) -> str:
-    data, settings = path.read_bytes(), Settings(ocr_mode="off")
-    extraction = math.inf
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        count = page_count(data, settings)
-        pages = extract_pages(data, settings, 1, count)
+#: CPU time spent inside the extraction's reads for structure (the line pass and the tags), per run
+_INSIDE = [0.0]
+
+
+def _timed(method: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = _clock()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _INSIDE[0] += _clock() - started
+    return timed
+
+
+PdfHandle.line_geometry = _timed(PdfHandle.line_geometry)  # type: ignore[method-assign]
+PdfHandle.tag_headings = _timed(PdfHandle.tag_headings)  # type: ignore[method-assign]
+
+
+def _extraction(data: bytes, settings: Settings, structure: bool) -> tuple[float, list[PageContent]]:
+    _INSIDE[0] = 0.0
+    started = _clock()
+    count = page_count(data, settings)
+    pages = extract_pages(data, settings, 1, count, structure=structure)
+    if not structure:
         "\n\n".join(page.to_markdown() for page in pages)  # document.md as it is with structure off
-        extraction = min(extraction, time.perf_counter() - started)
-    started = time.perf_counter()
+    return _clock() - started, pages
+
+
+def measure(path: Path, pages_out: Path | None = None, totals: list[float] | None = None) -> str:
+    data, settings = path.read_bytes(), Settings(ocr_mode="off")
+    extraction = with_geometry = inside = math.inf
+    for _ in range(RUNS):  # the two sides in turn, so the machine's load weighs on both alike
+        seconds, _ = _extraction(data, settings, structure=False)
+        extraction = min(extraction, seconds)
+        seconds, pages = _extraction(data, settings, structure=True)
+        with_geometry, inside = min(with_geometry, seconds), min(inside, _INSIDE[0])
+    count = len(pages)
+    started = _clock()
     _, outline, _ = page_count_and_outline(data, settings)
-    opening = time.perf_counter() - started  # the plan opens the PDF anyway: the outline's upper bound
+    opening = _clock() - started  # the plan opens the PDF anyway: the outline's upper bound
     structure = math.inf
     for _ in range(RUNS):
-        started = time.perf_counter()
+        started = _clock()
         mark_structure(pages, outline)
         markdown = [page.to_markdown() for page in pages]
-        structure = min(structure, time.perf_counter() - started)
+        structure = min(structure, _clock() - started)
     if pages_out is not None:
         for page in pages:
             target = pages_out / path.name / page_file(page.number)
@@ -69,7 +110,11 @@ def measure(path: Path, pages_out: Path | None = None) -> str:
     paragraphs = sum(1 for page in pages for b in page.blocks if b.role == PARAGRAPH)
     items = sum(1 for page in pages for b in page.blocks if b.role == LIST_ITEM)
     lines = sum(1 for page in pages for line in page.body_lines() if line.strip())
-    share = structure / extraction * 100
+    geometry = with_geometry - extraction  # pdfium asked for the lines' heights, boxes, weight and tags
+    share = (geometry + structure) / extraction * 100
+    if totals is not None:
+        for at, value in enumerate((extraction, geometry, structure, inside)):
+            totals[at] += value
     if not outline:  # headings from font sizes: listed for reading (a false heading is worse than a missed one)
         for page in pages:
             for b in page.blocks:
@@ -77,7 +122,8 @@ def measure(path: Path, pages_out: Path | None = None) -> str:
                     print(f"    font heading p{page.number} {'#' * b.level} {b.text[:100]}", file=sys.stderr)
     return (f"{path.name[:44]:44} {count:5} {len(pointing):7} {found:5} {heading_blocks:8} {len(apart):7} "
             f"{lines:6} {paragraphs:6} {items:5} "
-            f"{left:4} {extraction:8.2f} {structure * 1000:7.1f} {opening * 1000:7.1f} {share:6.2f}%")
+            f"{left:4} {extraction:8.3f} {geometry * 1000:7.1f} {inside * 1000:7.1f} {structure * 1000:7.1f} "
+            f"{opening * 1000:7.1f} {share:6.2f}%")
 
 
 def main() -> int:
@@ -94,9 +140,15 @@ def main() -> int:
         return 1
     print(f"{'file':44} {'pages':>5} {'outline':>7} {'found':>5} {'headings':>8} {'running':>7} "
           f"{'lines':>6} {'paras':>6} {'items':>5} "
-          f"{'left':>4} {'extr s':>8} {'str ms':>7} {'toc ms':>7} {'share':>7}")
+          f"{'left':>4} {'extr s':>8} {'geo ms':>7} {'in ms':>7} {'str ms':>7} {'toc ms':>7} {'share':>7}")
+    totals = [0.0, 0.0, 0.0, 0.0]
     for path in sorted(folder.glob("*.pdf")):
-        print(measure(path, pages_out), flush=True)
+        print(measure(path, pages_out, totals), flush=True)
+    extraction, geometry, structure, inside = totals
+    print(f"{'total':44} extraction {extraction:.3f} s, geometry {geometry * 1000:.1f} ms "
+          f"({geometry / extraction * 100:.2f}%; inside {inside * 1000:.1f} ms), structure {structure * 1000:.1f} ms "
+          f"({structure / extraction * 100:.2f}%): {(geometry + structure) / extraction * 100:.2f}% of extraction "
+          f"({(inside + structure) / extraction * 100:.2f}% with the time inside)")
     return 0
 
 

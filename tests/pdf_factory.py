@@ -342,18 +342,8 @@ def math_font_pdf(base_font: str = "ABCDEF+CMEX10", delimiters: tuple[bytes, byt
                 % (name, name, procs, widths, encoding))
     else:
         font = b"<< /Type /Font /Subtype /Type1 /BaseFont /%s %s %s >>" % (name, widths, encoding)
-    content = zlib.compress(b"\n".join(lines))
     glyph = b"500 0 0 0 500 700 d1 0 0 m 500 700 l S"
-    return write_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> "
-        b"/Contents 4 0 R >>",
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        font,
-        b"<< /Length %d >>\nstream\n" % len(glyph) + glyph + b"\nendstream",
-    ])
+    return _helvetica_and_page(lines, font, [b"<< /Length %d >>\nstream\n" % len(glyph) + glyph + b"\nendstream"])
 
 
 def no_space_pdf(words: Sequence[str] = ("What", "is", "Earth", "Science?")) -> bytes:
@@ -443,13 +433,12 @@ def truetype_without_cmap_pdf(codes: bytes = b'!"#$%') -> bytes:
     return raw_pdf(b"BT /F1 24 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
 
 
-def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-', flags: int = 32,
-                                    encoding: bytes = b"") -> bytes:
-    """``word`` drawn with an embedded subset TrueType font (reportlab's subsetter over Vera.ttf)
-    whose own cmap numbers its glyphs as a subsetting tool chose: code ``codes[i]`` draws
-    ``word[i]``. No ToUnicode and no /Encoding (unless ``encoding`` gives one), non-symbolic by
-    default (``flags``): every engine reads the codes as standard ones, '"7+%-' for 'Phone', while
-    every viewer draws the word."""
+def _vera_subset(word: str, codes: bytes, flags: int = 32, encoding: bytes = b"",
+                 descriptor_object: int = 6) -> tuple[bytes, bytes, bytes, bytes]:
+    """``word`` as drawn with an embedded subset of reportlab's Vera.ttf whose own cmap numbers its
+    glyphs as a subsetting tool chose (code ``codes[i]`` draws ``word[i]``), no ToUnicode: the font
+    dictionary, its descriptor (object ``descriptor_object``; the program the next one), the
+    program's stream, and the codes escaped for a PDF string."""
     import reportlab
     from reportlab.pdfbase.ttfonts import TTFontFile
 
@@ -461,11 +450,23 @@ def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-'
     first, last = min(codes), max(codes)
     widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
     font = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
-            b"%s /FontDescriptor 6 0 R >>" % (first, last, widths, encoding))
+            b"%s /FontDescriptor %d 0 R >>" % (first, last, widths, encoding, descriptor_object))
     descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags %d /FontBBox [0 -200 1000 900] "
-                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 7 0 R >>" % flags)
+                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 %d 0 R >>"
+                  % (flags, descriptor_object + 1))
     stream = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream"
     escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    return font, descriptor, stream, escaped
+
+
+def subset_truetype_without_map_pdf(word: str = "Phone", codes: bytes = b'"7+%-', flags: int = 32,
+                                    encoding: bytes = b"") -> bytes:
+    """``word`` drawn with an embedded subset TrueType font (reportlab's subsetter over Vera.ttf)
+    whose own cmap numbers its glyphs as a subsetting tool chose: code ``codes[i]`` draws
+    ``word[i]``. No ToUnicode and no /Encoding (unless ``encoding`` gives one), non-symbolic by
+    default (``flags``): every engine reads the codes as standard ones, '"7+%-' for 'Phone', while
+    every viewer draws the word."""
+    font, descriptor, stream, escaped = _vera_subset(word, codes, flags, encoding)
     return raw_pdf(b"BT /F1 36 Tf 72 700 Td (" + escaped + b") Tj ET", font, [descriptor, stream])
 
 
@@ -640,26 +641,19 @@ def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01
     its glyphs numbered by ``codes``: codes below 0x20 have no Unicode anywhere in the file, and
     every engine leaves the word out of the page's otherwise sound text (codes above, see
     :func:`subset_word_on_sound_page_pdf`)."""
-    import reportlab
-    from reportlab.pdfbase.ttfonts import TTFontFile
-
-    font_file = TTFontFile(f"{reportlab.__path__[0]}/fonts/Vera.ttf")
-    slots = [0] * (max(codes) + 1)
-    for code, char in zip(codes, word, strict=True):
-        slots[code] = ord(char)
-    program = zlib.compress(font_file.makeSubset(slots))
-    first, last = min(codes), max(codes)
-    widths = b" ".join(b"%d" % font_file.charWidths.get(slots[code], 600) for code in range(first, last + 1))
-    subset = (b"<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+Vera /FirstChar %d /LastChar %d /Widths [%s] "
-              b"/FontDescriptor 7 0 R >>" % (first, last, widths))
-    descriptor = (b"<< /Type /FontDescriptor /FontName /ABCDEF+Vera /Flags 32 /FontBBox [0 -200 1000 900] "
-                  b"/ItalicAngle 0 /Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 8 0 R >>")
+    subset, descriptor, stream, escaped = _vera_subset(word, codes, descriptor_object=7)
     words = _NOTES_WORDS
     lines = [b"(" + " ".join(words[(i * 3 + k) % len(words)] for k in range(11)).encode("latin-1") + b") Tj T*"
              for i in range(body_lines)]
-    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
-    content = zlib.compress(b"\n".join([b"BT /F1 11 Tf 72 780 Td 15 TL", *lines,
-                                        b"(Call the harbour office by ) Tj /F2 11 Tf (" + escaped + b") Tj ET"]))
+    content = b"\n".join([b"BT /F1 11 Tf 72 780 Td 15 TL", *lines,
+                          b"(Call the harbour office by ) Tj /F2 11 Tf (" + escaped + b") Tj ET"])
+    return _helvetica_and_page([content], subset, [descriptor, stream])
+
+
+def _helvetica_and_page(lines: Sequence[bytes], font: bytes, extra_objects: Sequence[bytes]) -> bytes:
+    """A one-page PDF drawing ``lines`` (content) with Helvetica as /F1 (object 5) and ``font`` as /F2
+    (object 6), ``extra_objects`` from object 7 on."""
+    content = zlib.compress(b"\n".join(lines))
     return write_pdf([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -667,8 +661,8 @@ def sound_page_with_unmapped_word_pdf(word: str = "Phone", codes: bytes = b"\x01
         b"/Contents 4 0 R >>",
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        subset, descriptor,
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(program) + program + b"\nendstream",
+        font,
+        *extra_objects,
     ])
 #: font sizes of tagged_pdf's lines by their tag (any other: body text)
 _TAG_SIZES = {"H1": 18.0, "H2": 14.0, "H3": 12.0}
@@ -738,3 +732,36 @@ def tagged_pdf(pages: Sequence[Sequence[tuple[str, ...]]], marked: bool = True) 
                        % (page_index, page_numbers[page_index] + 1))
         objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     return write_pdf([*objects, *elements])
+
+
+def wide_to_unicode_pdf(pages: Sequence[str]) -> bytes:
+    """Pages of text through one Type0 font (Identity-H, no embedded program) whose ToUnicode
+    map is two ranges over the whole Basic Multilingual Plane, as libharu writes it (63,488
+    codes: ``<0000> <D7FF> <0000>``, ``<E000> <FFFF> <E000>``); each page's text drawn as its
+    UTF-16 codes."""
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (UCS) /Supplement 0 >> def /CMapName /Wide-UCS def /CMapType 2 def "
+            b"2 begincodespacerange <0000> <D7FF> <E000> <FFFF> endcodespacerange "
+            b"2 beginbfrange <0000> <D7FF> <0000> <E000> <FFFF> <E000> endbfrange "
+            b"endcmap CMapName currentdict /CMap defineresource pop end end")
+    count = len(pages)
+    first_page = 8  # objects 1-7: catalog, pages, font, descendant, descriptor, map, (unused)
+    kids = b" ".join(b"%d 0 R" % (first_page + 2 * i) for i in range(count))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /Wide /Encoding /Identity-H /DescendantFonts [4 0 R] "
+        b"/ToUnicode 6 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Wide /CIDSystemInfo << /Registry (Adobe) "
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 5 0 R /DW 600 >>",
+        b"<< /Type /FontDescriptor /FontName /Wide /Flags 32 /FontBBox [0 -200 1000 900] /ItalicAngle 0 "
+        b"/Ascent 900 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+        b"<< >>",
+    ]
+    for number, text in enumerate(pages):
+        content = b"BT /F1 12 Tf 72 770 Td <" + text.encode("utf-16-be").hex().encode() + b"> Tj ET"
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
+                       b"/Contents %d 0 R >>" % (first_page + 2 * number + 1))
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    return write_pdf(objects)

@@ -145,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--unit", choices=EXPORT_UNITS, default="page",
                         help="one record a page, or a block where pages/N.json has blocks")
     export.add_argument("--trusted-only", action="store_true", help="only pages whose text is trusted")
+    export.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="processes reading documents (default: one a CPU; 1: this one only)")
     doctor = commands.add_parser("doctor", help="say which tools and packages are missing and how to install them")
     doctor.add_argument("--config", type=Path, default=None, metavar="FILE.toml", help="settings file")
     doctor.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder whose free disk to check")
@@ -448,6 +450,9 @@ def export(args: argparse.Namespace) -> int:
     if not args.results.is_dir():
         print(f"papersift: error: {args.results} is not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if args.workers is not None and args.workers < 1:
+        print(f"papersift: error: --workers {args.workers}: at least 1", file=sys.stderr)
+        return EXIT_USAGE
     if args.out.is_dir():
         print(f"papersift: error: --out {args.out} is a folder: name the file to write", file=sys.stderr)
         return EXIT_USAGE
@@ -457,7 +462,8 @@ def export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     started = time.monotonic()
     try:
-        count = export_results(args.results, args.out, args.export_format, args.unit, args.trusted_only)
+        count = export_results(args.results, args.out, args.export_format, args.unit, args.trusted_only,
+                               args.workers)
     except MissingExtraError as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

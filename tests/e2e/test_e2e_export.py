@@ -4,6 +4,7 @@ every page of every document and archive member one record, in both formats, rea
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.steps.contracts import DocumentRef, document_id
 from papersift.storage import LocalDirStore
+from papersift_cli.export import READ_BATCH, export_results
 from papersift_cli.main import main
 
 pq = pytest.importorskip("pyarrow.parquet")
@@ -168,7 +170,9 @@ def test_a_results_folder_that_is_not_there_or_an_out_that_cannot_be_written_is_
     assert main(["export", str(tmp_path / "nowhere"), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl")]) == 2
     assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path)]) == 2
     assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "no" / "x.jsonl")]) == 2
-    assert capsys.readouterr().err.count("papersift: error:") == 3
+    assert main(["export", str(tmp_path), "--format", "jsonl", "--out", str(tmp_path / "x.jsonl"),
+                 "--workers", "0"]) == 2
+    assert capsys.readouterr().err.count("papersift: error:") == 4
 
 
 def test_a_report_cut_short_by_a_killed_run_leaves_its_document_out_with_a_warning(
@@ -194,3 +198,47 @@ def test_the_work_and_half_written_folders_a_killed_run_leaves_are_not_exported(
         (leftover / f".papersift-{leftover.name.split('-')[1]}-folder").write_text("left by a killed run\n")
     rows = export(results, tmp_path / "pages.jsonl")
     assert sorted(r["page"] for r in rows if r["source_name"] == "memo.pdf") == [1, 2], "the memo once, not thrice"
+
+
+@pytest.mark.parametrize("export_format", ["jsonl", "parquet"])
+def test_documents_read_in_a_process_pool_give_the_serial_rows_in_the_serial_order(
+    inputs: Path, tmp_path: Path, export_format: str
+) -> None:
+    """Extract and --flat output side by side, a member copied where it is found before its
+    archive (it waits for it), a report cut short: the pool's file holds the rows one process
+    writes, in its order, and leaves out the same report."""
+    results = tmp_path / "results"
+    extracted(inputs, results / "extract")
+    extracted(inputs, results / "flat", "extract", "--flat")
+    member = next((results / "extract" / "bundle.zip" / "members").rglob("river.txt"))
+    shutil.copytree(member, results / "0-early-member")
+    broken = results / "extract" / "memo.pdf" / "report.json"
+    broken.write_bytes(broken.read_bytes()[:100])
+    files, counts = {}, {}
+    for workers in (0, 2):
+        out = tmp_path / f"pages-{workers}.{export_format}"
+        counts[workers] = export_results(results, out, export_format, workers=workers)
+        files[workers] = pq.read_table(out).to_pylist() if export_format == "parquet" else out.read_bytes()
+    assert files[2] == files[0] and counts[2] == counts[0]
+    if export_format == "jsonl":  # the command's --workers 1: the same file, read in one process
+        assert main(["export", str(results), "--format", "jsonl", "--out", str(tmp_path / "one.jsonl"),
+                     "--workers", "1"]) == 0
+        assert (tmp_path / "one.jsonl").read_bytes() == files[0]
+    assert counts[0].unreadable == (broken,) and counts[0].documents > READ_BATCH * 2
+    rows = files[0] if export_format == "parquet" else [json.loads(line) for line in files[0].splitlines()]
+    assert [r["archive_path"] for r in rows if "river" in r["text"]] == ["docs/river.txt"] * 3
+    assert {r["source_name"] for r in rows if "river" in r["text"]} == {"bundle.zip"}, "named by its archive"
+
+
+def test_a_report_only_the_standard_json_reader_accepts_is_read_as_it_reads_it(inputs: Path, tmp_path: Path) -> None:
+    """Python's json writes NaN and escapes a name's undecodable byte as a lone surrogate; a faster
+    parser (orjson, where installed) refuses both: the report is still read, to the same values."""
+    results = extracted(inputs, tmp_path / "out")
+    path = results / "memo.pdf" / "report.json"
+    report = json.loads(path.read_bytes())
+    report["source"]["name"] = "m\udce9mo.pdf"
+    report["pages"][0]["confidence"] = float("nan")
+    path.write_text(json.dumps(report), encoding="utf-8")
+    rows = [r for r in export(results, tmp_path / "pages.jsonl") if r["source_name"] == "m\udce9mo.pdf"]
+    assert [r["page"] for r in rows] == [1, 2]
+    assert rows[0]["confidence"] != rows[0]["confidence"], "NaN, as json reads it"

@@ -235,6 +235,11 @@ def test_a_scanned_annex_pasted_into_a_digital_page_is_read_and_added_after_the_
     assert text.startswith("Tender notice 12/2026: the signed annex follows.")
     assert "The quick brown fox jumps over the lazy dog." in text
     assert page.ocr is not None and page.ocr.regions == 1
+    # in pages/1.json the native lines keep their roles, the annex's text is picture_text
+    blocks = json.loads(store.get(f"results/{document.doc_id}/pages/00001.json"))["blocks"]
+    roles = {block["text"][:20]: block["role"] for block in blocks}
+    assert roles["Tender notice 12/202"] == "paragraph"
+    assert next(b for b in blocks if "quick brown fox" in b["text"])["role"] == "picture_text"
 
 
 @needs_tesseract

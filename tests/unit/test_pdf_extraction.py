@@ -232,7 +232,7 @@ def test_page_dicts_are_what_asdict_gives_only_built_flat() -> None:
     page.line_heights, page.line_boxes, page.bold_lines = [], [], []
     expected = {name: value for name, value in dataclasses.asdict(page).items()
                 if name not in ("embedded", "blocks", "hyphen_breaks", "line_heights", "line_boxes", "tag_headings",
-                                "bold_lines", "unverified_text")}
+                                "bold_lines", "unverified_text", "picture_text_from")}
     assert page.to_dict() == {**expected, "report": page.report.to_dict()}
     # a block without a box (a text-layer block) is written without one
     page.blocks.append(Block(role="header", text="4.3. HYPERBOLISCHE GEOMETRIE 57", line=0))

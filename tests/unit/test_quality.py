@@ -733,3 +733,12 @@ def test_private_use_glyphs_instead_of_words_are_still_garbage() -> None:
     damaged = "".join(chr(0xE000 + ord(c) % 64) if c.isalpha() and i % 3 == 0 else c for i, c in enumerate(EN))
     verdict = assess_text(damaged)
     assert verdict.suspect and "glyph_garbage" in verdict.signals
+
+
+def test_tokens_of_glyph_codes_are_told_from_figures_and_prose() -> None:
+    from papersift.quality import glyph_code_tokens
+
+    assert glyph_code_tokens('Call the office by "7+%- or !"# then %3*(') == ['"7+%-', '!"#', '%3*(']
+    figures = "It grew 12.5% in 2021-2026 (3), to $70,000. Why? Yes! See p. 4: A+ grade, 15%)."
+    assert glyph_code_tokens(figures) == []
+    assert glyph_code_tokens("rule ::= term --> next") == ["::=", "-->"], "code asks the fonts too"

@@ -330,7 +330,9 @@ def test_a_pdfs_table_stands_in_document_md_where_its_cells_were_read(tmp_path, 
     before, table, after = markdown.partition("<!-- table page=1 index=0 -->")
     assert "Table 1: Revenue by region" in before and table and after.lstrip().startswith("| Region |")
     assert "North 1,200 4%" in store.get(prefix + "text.txt").decode()
-    (block,) = [b for b in json.loads(store.get(prefix + page_file(1)))["blocks"] if b["role"] == "table"]
+    blocks = json.loads(store.get(prefix + page_file(1)))["blocks"]
+    assert [b["text"] for b in blocks if b["role"] == "caption"] == ["Table 1: Revenue by region"]
+    (block,) = [b for b in blocks if b["role"] == "table"]
     assert block["table"] == 0 and block["text"].startswith("| Region | Revenue | Growth |")
     x0, y0, x1, y1 = block["bbox"]
     assert 0 < x0 < x1 < 1 and 0 < y0 < y1 < 0.5
@@ -351,3 +353,16 @@ def test_a_table_whose_cells_lack_words_of_its_lines_leaves_them_in_the_text():
 
     boxes = [[0.1, 0.1, 0.4, 0.12], [0.1, 0.13, 0.4, 0.15]]
     assert table_blocks([(0, [0.05, 0.05, 0.45, 0.2], "| a | b |")], boxes, ["a b", "footnote the cells lost"]) == []
+
+
+def test_a_label_its_number_and_a_separator_make_a_caption_prose_naming_a_table_does_not():
+    from papersift.structure import page_blocks
+
+    lines = ["Figure 3: The harbour at low tide, seen from the breakwater.", "",
+             "Table 2 shows how the tonnage grew in every year of the survey, and the text goes on",
+             "for a full line of prose as a paragraph does on any page of a report of this kind.", "",
+             "Abb. 4 – Der Hafen bei Ebbe", "",
+             "Tab. II. Tonnage by year and by quay"]
+    roles = [(b.role, b.text[:12]) for b in page_blocks([lines], [])[0]]
+    assert roles == [("caption", "Figure 3: Th"), ("paragraph", "Table 2 show"), ("caption", "Abb. 4 – Der"),
+                     ("caption", "Tab. II. Ton")]

@@ -154,6 +154,9 @@ class PageContent:
     line_boxes: list[list[float]] = field(default_factory=list)
     #: ... and the indices of the lines whose sampled character is set in a bold font
     bold_lines: list[int] = field(default_factory=list)
+    #: the first body line of text OCR read from the page's pictures (their text follows the page's
+    #: own, ocr.pages): its blocks take role picture_text; None when the page has none
+    picture_text_from: int | None = None
     #: tokens of the text that may be a font's glyph codes, not its characters (formats.pdf's
     #: _vouch_for_codes): the rendering check trusts the layer only where OCR reads each of them
     unverified_text: list[str] = field(default_factory=list)
@@ -224,6 +227,8 @@ class PageContent:
             out["unverified_text"] = list(self.unverified_text)
         else:
             del out["unverified_text"]
+        if self.picture_text_from is None:
+            del out["picture_text_from"]
         if self.tag_headings:
             out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
         else:

@@ -18,7 +18,7 @@ exports.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, Protocol
 
@@ -162,6 +162,7 @@ def split_member_texts(text: str, members: Sequence[Mapping[str, Any]]) -> tuple
 
 #: the columns each record has of its own; the first seven, the document's, all its records share
 OWN_COLUMNS = COLUMN_NAMES[7:]
+SHARED_COLUMNS = COLUMN_NAMES[:7]
 
 
 @dataclass(frozen=True)
@@ -269,30 +270,70 @@ def stored_document_records(store: ObjectStore, doc_id: str, origin: Origin | No
 # -- writers ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class EncodedRecords:
+    """A document's records in a writer's own form (:data:`Encoder`), the columns they share kept
+    apart as in :class:`DocumentRecords`: encoding, most of a writer's work, can run where the
+    document is read (a worker process), and what is shared can still be renamed before writing."""
+
+    shared: Record
+    rows: int
+    #: the records' own columns as the writer takes them (JSONL: each record's JSON after the shared keys)
+    payload: Any
+
+    def renamed(self, **shared: Any) -> EncodedRecords:
+        """The same records, some of their shared columns given other values."""
+        return EncodedRecords({**self.shared, **shared}, self.rows, self.payload)
+
+
+#: a writer's encoding of a document: a module-level function, so a process pool can run it
+Encoder = Callable[[DocumentRecords], EncodedRecords]
+
+
 class RecordWriter(Protocol):
     rows: int
 
+    @staticmethod
+    def encode(document: DocumentRecords) -> EncodedRecords:
+        """The document in the writer's own form: the part of its work that can run elsewhere."""
+        ...
+
     def write(self, document: DocumentRecords) -> None: ...
 
+    def write_encoded(self, document: EncodedRecords) -> None: ...
+
     def close(self) -> None: ...
+
+
+def encode_jsonl(document: DocumentRecords) -> EncodedRecords:
+    """Each record's JSON object without its shared keys' (and its opening brace), for :class:`JsonlWriter`."""
+    dumps = json.dumps
+    return EncodedRecords(document.shared, len(document.records),
+                          [dumps(record)[1:] for record in document.records])
 
 
 class JsonlWriter:
     """One JSON object a line, keys in schema order; text beyond ASCII as \\u escapes (any JSON
     reader gives the text back; escaping is twice as fast as writing it raw)."""
 
+    @staticmethod
+    def encode(document: DocumentRecords) -> EncodedRecords:
+        return encode_jsonl(document)
+
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self.rows = 0
 
     def write(self, document: DocumentRecords) -> None:
-        if not document.records:
+        self.write_encoded(encode_jsonl(document))
+
+    def write_encoded(self, document: EncodedRecords) -> None:
+        if not document.rows:
             return
         prefix = json.dumps(document.shared)[:-1] + ", "  # without its closing brace
-        dumps = json.dumps
-        lines = [prefix + dumps(record)[1:] for record in document.records]
-        self._stream.write(("\n".join(lines) + "\n").encode("utf-8"))
-        self.rows += len(lines)
+        lines: list[str] = document.payload
+        self._stream.write((prefix + ("\n" + prefix).join(lines) + "\n").encode("utf-8"))
+        self.rows += document.rows
 
     def close(self) -> None:
         self._stream.flush()

@@ -151,31 +151,34 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     a line not found gets 0 and no box. The line's first and last characters are then taken at
     that shift where pdfium holds them there (a line the box cuts into gets no box). A line's box
     is the union of its ends' loose boxes (their advance and the font's height), in the page as
-    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length. ``bold``: a list
+    displayed (``_Frame``). Four to six pdfium calls a line, whatever its length, each through
+    ``_bare`` (the line pass is most of what structure costs the extraction). ``bold``: a list
     as long as ``lines``, each line whose sampled character is set in a bold font marked True
-    (``_bold_char``: one to two calls more; with the heights only)."""
-    c = pdfium_c
+    (``_Weights``: one to two calls more; with the heights only)."""
     heights = [0.0] * len(lines) if heights_wanted else []
     boxes: list[list[float]] = [[]] * len(lines)  # one empty list for every line without a box, never changed
-    name = ctypes.create_string_buffer(128)
-    count = c.FPDFText_CountChars(textpage)
-    glyph = c.FS_RECTF()
-    get_unicode, loose_box = c.FPDFText_GetUnicode, c.FPDFText_GetLooseCharBox
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    glyph = pdfium_c.FS_RECTF()
+    glyph_ref = ctypes.byref(glyph)
+    get_unicode, loose_box = _GET_UNICODE, _LOOSE_CHAR_BOX
     displayed = _Frame(page).displayed
+    bold_at = _Weights(textpage).bold if bold is not None else None
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
     spans = _raw_lines(raw)
+    spans_count = len(spans)
     at = shift = 0
     for index, line in enumerate(lines):
         if not line or line.isspace():
             continue
-        for k in range(at, min(len(spans), at + MAX_LINE_SKIP)):
+        for k in range(at, at + MAX_LINE_SKIP if at + MAX_LINE_SKIP < spans_count else spans_count):
             start, text = spans[k]
-            if (text.replace("\x00", "") if "\x00" in text else text).rstrip() != line:
+            kept = text.rstrip()
+            if (text.replace("\x00", "").rstrip() if "\x00" in text else kept) != line:
                 continue
             at = k + 1
             lead = len(text) - len(text.lstrip())
-            first, last = start + lead, start + len(text.rstrip()) - 1
+            first, last = start + lead, start + len(kept) - 1
             while raw[first] == "\x00":
                 first += 1
             while raw[last] == "\x00":
@@ -202,20 +205,39 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
                         break
                 else:
                     break
-            if heights_wanted and loose_box(textpage, anchor + shift, glyph):
+            if heights_wanted and loose_box(textpage, anchor + shift, glyph_ref):
                 heights[index] = round(glyph.top - glyph.bottom, 1)
-                if bold is not None and _bold_char(textpage, anchor + shift, name):
+                if bold is not None and bold_at is not None and bold_at(anchor + shift):
                     bold[index] = True
             if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
                     or get_unicode(textpage, last + shift) != ord(raw[last]) \
-                    or not loose_box(textpage, first + shift, glyph):
+                    or not loose_box(textpage, first + shift, glyph_ref):
                 break
             left, bottom, right, top = glyph.left, glyph.bottom, glyph.right, glyph.top
-            if loose_box(textpage, last + shift, glyph):
-                boxes[index] = displayed(min(left, glyph.left), min(bottom, glyph.bottom),
-                                         max(right, glyph.right), max(top, glyph.top))
+            if loose_box(textpage, last + shift, glyph_ref):
+                end_left, end_bottom, end_right, end_top = glyph.left, glyph.bottom, glyph.right, glyph.top
+                boxes[index] = displayed(end_left if end_left < left else left,
+                                         end_bottom if end_bottom < bottom else bottom,
+                                         end_right if end_right > right else right, end_top if end_top > top else top)
             break
     return heights, boxes
+
+
+def _bare(function: Any, restype: Any = ctypes.c_int) -> Any:
+    """A pypdfium2 binding called without ctypes' conversion of its arguments: about half the cost
+    of a call (0.2 against 0.4-0.6 µs), which on the line pass (``_line_geometry``, some ten calls a
+    line) is a third of its time. Its caller passes each argument as C takes it: a handle as the
+    ctypes pointer pdfium gave, a structure by ``ctypes.byref``, an ``int`` parameter as a Python
+    int, any wider integer as its ctypes type."""
+    bare = type(function)(ctypes.cast(function, ctypes.c_void_p).value)
+    bare.restype = restype
+    return bare
+
+
+_GET_UNICODE = _bare(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
+_LOOSE_CHAR_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox)
+_FONT_WEIGHT = _bare(pdfium_c.FPDFText_GetFontWeight)
+_FONT_INFO = _bare(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong)
 
 
 def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: int) -> Iterator[int]:
@@ -250,7 +272,7 @@ class _Frame:
 
     def displayed(self, left: float, bottom: float, right: float, top: float) -> list[float]:
         """A box in the page's space (points) as x0, y0, x1, y1 of the page as displayed, rounded
-        to 1/10,000 and kept within the page."""
+        to 1/10,000 and kept within the page (``fractions``)."""
         x0, y0, x1, y1, across, down = self.x0, self.y0, self.x1, self.y1, self.across, self.down
         if self.rotation == 0:
             box = ((left - x0) * across, (y1 - top) * down, (right - x0) * across, (y1 - bottom) * down)
@@ -260,7 +282,30 @@ class _Frame:
             box = ((x1 - right) * across, (bottom - y0) * down, (x1 - left) * across, (top - y0) * down)
         else:
             box = ((y1 - top) * down, (x1 - right) * across, (y1 - bottom) * down, (x1 - left) * across)
-        return [round(value, 4) if 0.0 <= value <= 1.0 else (0.0 if value < 0.0 else 1.0) for value in box]
+        return fractions(box)
+
+
+def fractions(values: Iterable[float]) -> list[float]:
+    """Each of ``values`` kept within 0..1 and rounded to 1/10,000: ``round(value, 4)``, in half
+    its time (the line pass rounds four a line). Where the value times 10,000 lies within
+    ``ROUNDING_MARGIN`` of an integer other than 0, its binary error (under 1e-12) cannot move it
+    past a half, so that integer is the one ``round`` takes, and dividing it by 10,000 (int by
+    int, correctly rounded) gives ``round``'s float; any other value (a tie, 0 and -0.0) goes
+    through ``round``; NaN, as the infinities, is kept within the page (1.0)."""
+    out = []
+    for value in values:
+        if 0.0 <= value <= 1.0:
+            scaled = value * 10000.0
+            whole = round(scaled)
+            out.append(whole / 10000 if whole and -ROUNDING_MARGIN < scaled - whole < ROUNDING_MARGIN
+                       else round(value, 4))
+        else:
+            out.append(0.0 if value < 0.0 else 1.0)
+    return out
+
+
+#: ``fractions``: a value times 10,000 this near an integer is not a half off it
+ROUNDING_MARGIN = 0.4999
 
 
 #: a font name that says its weight is bold (``Helvetica-Bold``, ``Arial,BoldItalic``,
@@ -272,17 +317,32 @@ BOLD_WEIGHT = 600
 _FORCE_BOLD = 1 << 18
 
 
-def _bold_char(textpage: Any, index: int, name: Any) -> bool:
-    """Whether pdfium's character ``index`` is set in a bold font: its weight (``BOLD_WEIGHT``),
-    its descriptor's ForceBold flag or its name (``_BOLD_NAME``). ``name``: a buffer for it."""
-    c = pdfium_c
-    if c.FPDFText_GetFontWeight(textpage, index) >= BOLD_WEIGHT:
-        return True
-    flags = ctypes.c_int()
-    size = c.FPDFText_GetFontInfo(textpage, index, name, len(name), flags)
-    if flags.value & _FORCE_BOLD:
-        return True
-    return size > 0 and _BOLD_NAME.search(name.raw[: min(size, len(name)) - 1].decode("latin-1")) is not None
+class _Weights:
+    """Whether pdfium's characters on a text page are set in a bold font: its weight
+    (``BOLD_WEIGHT``), its descriptor's ForceBold flag or its name (``_BOLD_NAME``, judged once a
+    name)."""
+
+    def __init__(self, textpage: Any) -> None:
+        self.textpage = textpage
+        self.name = ctypes.create_string_buffer(128)  # a longer name is not written: the last one stays
+        self.size = ctypes.c_ulong(len(self.name))
+        self.flags = ctypes.c_int()
+        self.flags_ref = ctypes.byref(self.flags)
+        self.named_bold: dict[bytes, bool] = {}
+
+    def bold(self, index: int) -> bool:
+        if _FONT_WEIGHT(self.textpage, index) >= BOLD_WEIGHT:
+            return True
+        size = _FONT_INFO(self.textpage, index, self.name, self.size, self.flags_ref)
+        if size <= 0:  # no font: the flags are not written either
+            return False
+        if self.flags.value & _FORCE_BOLD:
+            return True
+        name = self.name.raw[: min(size, len(self.name)) - 1]
+        named = self.named_bold.get(name)
+        if named is None:
+            named = self.named_bold[name] = _BOLD_NAME.search(name.decode("latin-1")) is not None
+        return named
 
 
 def _raw_lines(raw: str) -> list[tuple[int, str]]:
@@ -1155,12 +1215,14 @@ class _Pdfminer:
 
     def __init__(self, data: bytes, password: bytes) -> None:
         from pdfminer.pdfdocument import PDFDocument
-        from pdfminer.pdfinterp import PDFResourceManager
         from pdfminer.pdfparser import PDFParser
+
+        from papersift.pdfminer_fonts import ResourceManager
 
         # pdfminer encodes the password as Latin-1, so pass the bytes through it unchanged
         self.document = PDFDocument(PDFParser(io.BytesIO(data)), password=password.decode("latin-1"))
-        self.resources = PDFResourceManager(caching=True)
+        #: fonts by object, for the batch; CID fonts' ToUnicode maps read in bulk (pdfminer_fonts)
+        self.resources = ResourceManager()
         self._pages: list[Any] | None = None
 
     def pages(self) -> list[Any]:

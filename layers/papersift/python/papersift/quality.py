@@ -1079,11 +1079,11 @@ def arabic_word_share(text: str) -> tuple[float, int]:
     return sum(map(is_word, words)) / len(words), len(words)
 
 
-#: a token made only of the codes a subsetter gives a font's first glyphs (0x21 '!' .. 0x3F '?'):
-#: punctuation and figures
-_LOW_CODES = re.compile(r"[\x21-\x3f]{3,}")
-#: ... of which these are what prose and figures are written with
-_PROSE_MARKS = frozenset(".,;:()-\"'%/")
+#: a token made only of the codes a subsetter gives a font's first glyphs (0x21 '!' .. 0x3F '?'),
+#: punctuation and figures, one of them a mark prose does not use, whitespace around it
+_LOW_CODES = re.compile(r"(?<!\S)[\x21-\x3f]*[!#$&*+<=>?][\x21-\x3f]*(?!\S)")
+#: ... those marks, looked for first (str.__contains__: a page of prose holds none)
+_CODE_MARKS = "!#$&*+<=>?"
 #: a number, a date, an amount, a range, a reference: figures with their marks
 _FIGURES = re.compile(r"[(\[]?[-+]?[$]?\d[\d.,:/\-]*%?[)\].,;:?!]*")
 
@@ -1091,14 +1091,16 @@ _FIGURES = re.compile(r"[(\[]?[-+]?[$]?\d[\d.,:/\-]*%?[)\].,;:?!]*")
 def glyph_code_tokens(text: str) -> list[str]:
     """The whitespace-separated tokens of ``text`` that read as a font's glyph codes, not words: at
     least three characters, all between '!' and '?', two kinds of mark at least and one of them
-    not a mark prose uses ('"7+%-', '!"#', '%3*('), and not a number written with its marks
-    ('12.5%', '2021-2026', '(3)', '$70,000.'). Code and markup match as well ('-->', '::='): the caller asks
-    the fonts before it doubts them."""
-    found = []
-    for token in text.split():
-        if len(token) < 3 or not _LOW_CODES.fullmatch(token) or _FIGURES.fullmatch(token):
+    a mark prose does not use ('"7+%-', '!"#', '%3*('), and not a number written with its marks
+    ('$70,000.'). Code and markup match as well ('-->', '::='): the caller asks the fonts before
+    it doubts them."""
+    found: list[str] = []
+    if not any(mark in text for mark in _CODE_MARKS):
+        return found
+    for match in _LOW_CODES.finditer(text):
+        token = match.group()
+        if len(token) < 3 or _FIGURES.fullmatch(token):
             continue
-        marks = {char for char in token if not char.isdigit()}
-        if len(marks) >= 2 and marks - _PROSE_MARKS:
+        if len({char for char in token if not char.isdigit()}) >= 2:
             found.append(token)
     return found

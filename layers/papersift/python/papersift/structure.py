@@ -22,6 +22,20 @@ HEADER, FOOTER, PAGE_NUMBER, HEADING = "header", "footer", "page_number", "headi
 PARAGRAPH, LIST_ITEM = "paragraph", "list_item"
 #: a table found on the page (pdfplumber), in place of the lines its cells were read as
 TABLE = "table"
+#: a paragraph that labels a table or figure (``Table 2: ...``, ``Fig. 3. ...``)
+CAPTION = "caption"
+#: text OCR read from a picture on the page (after the page's own text)
+PICTURE_TEXT = "picture_text"
+#: roles document.md writes as paragraphs
+_PARAGRAPH_ROLES = frozenset({PARAGRAPH, CAPTION, PICTURE_TEXT})
+#: a caption: a label, its number and a separator before the words (``Table 1: Revenue``,
+#: ``Figure 3. The harbour``, ``Abb. 2 – Karte``); prose that names a table (``Table 2 shows``)
+#: has no separator (a bold line that merely starts so is no heading: ``_CAPTION`` below)
+_CAPTION_ROLE = re.compile(r"(?i)^(?:table|tab\.|figure|fig\.|chart|exhibit|plate|map|diagram|illustration|"
+                           r"tabelle|abbildung|abb\.|tableau|figura|tabla|cuadro|tabella|grafico|afbeelding|tabel)"
+                           r"\s*(?:\d{1,3}|[ivx]{1,6}|[a-z])(?:[.\-]\d{1,3})*\s*[:.\-–—|]\s+\S")
+#: ... at most this long
+MAX_CAPTION_CHARS = 400
 #: lines kept as they are, one a line: a page of no prose (a table of figures, a form, a list of dates)
 LINES = "lines"
 SET_APART = frozenset({HEADER, FOOTER, PAGE_NUMBER})
@@ -707,7 +721,15 @@ def _paragraph_pages(pages: Sequence[Sequence[str]], running: Sequence[dict[int,
             if document_typical is None:
                 document_typical = _typical_length([n for page in lengths for n in page])
             typical = document_typical
+        if typical < MIN_PROSE_CHARS:  # a page of lines (a table, a form): a caption is one of them
+            captions = [Block(role=CAPTION, text=line.strip(), line=index) for index, line in enumerate(lines)
+                        if index not in taken and len(line) <= MAX_CAPTION_CHARS and _CAPTION_ROLE.match(line.strip())]
+            blocks.extend(captions)
+            taken |= {block.line for block in captions}
         flowing = paragraphs(lines, taken, typical, words, breaks=broken)
+        for block in flowing:
+            if block.role == PARAGRAPH and len(block.text) <= MAX_CAPTION_CHARS and _CAPTION_ROLE.match(block.text):
+                block.role = CAPTION
         yield sorted([*blocks, *titled, *flowing], key=lambda b: b.line)
 
 
@@ -761,6 +783,14 @@ def table_blocks(tables: Sequence[tuple[int, Sequence[float], str]], boxes: Sequ
                          table=index))
         used.update(inside)
     return out
+
+
+def mark_picture_text(blocks: Sequence[Block], first_line: int) -> None:
+    """The paragraphs, list items and line runs from ``first_line`` on are text OCR read from the
+    page's pictures (ocr.pages puts it after the page's own): role picture_text."""
+    for block in blocks:
+        if block.line >= first_line and block.role in (PARAGRAPH, LIST_ITEM, LINES, CAPTION):
+            block.role = PICTURE_TEXT
 
 
 def set_apart_boxed(boxed: Sequence[Block], found: Sequence[Block]) -> list[Block]:
@@ -1070,7 +1100,7 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block], page: int = 0) 
             continue
         if block.role == HEADING:
             out.extend(["", f"{'#' * block.level} {block.text}", ""])
-        elif block.role == PARAGRAPH:
+        elif block.role in _PARAGRAPH_ROLES:
             out.extend(["", plain_text(block.text), ""])
         elif block.role == LIST_ITEM:
             if previous != LIST_ITEM:
@@ -1080,7 +1110,7 @@ def markdown_body(lines: Sequence[str], blocks: Sequence[Block], page: int = 0) 
             out.extend(plain_text(line) for line in lines[index:index + block.lines])
         elif block.role == TABLE:
             out.extend(["", f"<!-- table page={page} index={block.table} -->", block.text, ""])
-        if block.role in (PARAGRAPH, LIST_ITEM, HEADING, LINES, TABLE):
+        if block.role in _PARAGRAPH_ROLES or block.role in (LIST_ITEM, HEADING, LINES, TABLE):
             previous = block.role
         index += block.lines
     return "\n".join(line for k, line in enumerate(out) if line or (k and out[k - 1])).strip("\n")

@@ -58,11 +58,13 @@ def page_count_and_outline(data: bytes, settings: Settings) -> tuple[int, list[O
         return handle.page_count, handle.outline(MAX_OUTLINE_ENTRIES), handle.page_count if handle.tree_sound else 0
 
 
-def extract_pages(data: bytes, settings: Settings, first: int, last: int) -> list[PageContent]:
-    """Pages first..last (1-based, inclusive), opening the document once for the batch."""
+def extract_pages(data: bytes, settings: Settings, first: int, last: int, structure: bool = True
+                  ) -> list[PageContent]:
+    """Pages first..last (1-based, inclusive), opening the document once for the batch.
+    ``structure``: see ``PdfPages``."""
     if first < 1 or last < first:
         raise ValueError(f"bad page range {first}..{last}")
-    with PdfPages(data, settings) as document:
+    with PdfPages(data, settings, structure=structure) as document:
         return [document.page(number) for number in range(first, min(last, document.count) + 1)]
 
 
@@ -70,8 +72,12 @@ class PdfPages:
     """One PDF opened for a batch of pages: each page with its verdict, and, for a page OCR should
     read, the page as a PDF of its own (what OCR draws, and what Textract is sent)."""
 
-    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "", sound_tree_pages: int = 0) -> None:
-        self.data, self.settings = data, settings
+    def __init__(self, data: bytes, settings: Settings, without_pdfium: str = "", sound_tree_pages: int = 0,
+                 structure: bool = True) -> None:
+        """``structure``: False leaves out what pdfium is asked only for document.md's structure
+        (the lines' heights, boxes and weight, the tagged headings): the side of bench/structure.py
+        that measures extraction without it; the pipeline always asks."""
+        self.data, self.settings, self.structure = data, settings, structure
         self.handle = PdfHandle(data, settings.passwords, without_pdfium, sound_tree_pages)
         #: each font's entry in the page reports, built once for the batch (the pages share it)
         self._page_fonts: dict[FontUse, PageFont] = {}
@@ -83,7 +89,7 @@ class PdfPages:
     def page(self, number: int) -> PageContent:
         if number > self.settings.max_pages:
             return _skipped(number, self.settings.max_pages)
-        return _extract_page(self.handle, number, self.settings, self._page_fonts)
+        return _extract_page(self.handle, number, self.settings, self._page_fonts, self.structure)
 
     def ocr_input(self, number: int) -> bytes | None:
         """The page as a one-page PDF: the file itself when it is one unencrypted page (sent as it
@@ -176,7 +182,7 @@ def _wants_next_rung(work: _PageWork) -> bool:
 
 
 def _extract_page(handle: PdfHandle, number: int, settings: Settings,
-                  page_fonts: dict[FontUse, PageFont] | None = None) -> PageContent:
+                  page_fonts: dict[FontUse, PageFont] | None = None, structure: bool = True) -> PageContent:
     started = time.perf_counter()
     work = _PageWork()
     ladder = list(handle.engines)
@@ -224,7 +230,7 @@ def _extract_page(handle: PdfHandle, number: int, settings: Settings,
                        unverified_text=list(work.unverified_text))
     if best is not None and text and best.hyphen_breaks:
         page.hyphen_breaks = [list(pair) for pair in best.hyphen_breaks]
-    if best is not None and text and best.engine == "pdfium":
+    if structure and best is not None and text and best.engine == "pdfium":
         # a document with an outline takes its headings from it (a tagged one's too: the tool that
         # tagged its headings made the outline of them): its tags, its lines' heights and their
         # weight go unasked; the lines' boxes are asked always (the blocks' bbox)

@@ -462,6 +462,8 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
         return replace(layer, report=kept, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
     engines_used = sorted({r.engine for r in used})
     text = "\n\n".join([layer.text, *texts]) if layer.text.strip() else "\n\n".join(texts)
+    # where the pictures' text starts among the page's lines (a glyph region's is the page's own words)
+    from_line = None if glyphs else (layer.text.count("\n") + 2 if layer.text.strip() else 0)
     confidence = min([report.confidence, *(r.confidence for r in used if r.confidence is not None)])
     where = "in the unit" if task.embedded else "on the page"
     merged = report.replace(
@@ -472,7 +474,8 @@ def _read_pictures(task: OcrTask, order: EngineOrder, engines: OcrEngines, langu
         signals=[*(s for s in report.signals if s != "empty"), "hybrid"], attempts=all_attempts, errors=all_errors,
         ocr=_details(used[0], task, notes, regions=len(texts)),
     )
-    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[])
+    return replace(layer, text=text, report=merged, ocr_scope="", ocr_reason="", ocr_regions=[], embedded=[],
+                   picture_text_from=from_line)
 
 
 def _picture_record(record: PictureRecord, best: _Judged | None, used: bool, errors: list[ErrorRecord]

@@ -242,6 +242,8 @@ def structure_blocks(pages: Iterable[PageContent], outline: list[OutlineEntry]) 
 
 def set_blocks(page: PageContent, blocks: list[structure.Block]) -> None:
     """``page``'s structure blocks from :func:`structure_blocks`."""
+    if page.picture_text_from is not None:
+        structure.mark_picture_text(blocks, page.picture_text_from)
     if page.line_boxes:  # a text layer's lines with their boxes: its blocks boxed by them
         structure.box_blocks(blocks, page.line_boxes)
         page.blocks = blocks
