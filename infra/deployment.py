@@ -75,8 +75,9 @@ OCR = FunctionSpec("ocr", "Ocr", memory_mb=3008, timeout_seconds=300, container=
 
 #: a document's page records as exports/<doc_id>.parquet after assemble (Settings.export_parquet):
 #: in the container image, because pyarrow (170 MB installed) does not fit beside the dependency
-#: layer under the zip limit. It holds one document's records: a max_pages document of 100,000
-#: pages, 325 MB of text, exported in 5.3 s at a peak of ~1.05 GB of RSS (measured in process)
+#: layer under the zip limit. It holds one document's records: a document of 100,000 pages (five
+#: times the default max_pages), 325 MB of text, exported in 5.3 s at a peak of ~1.05 GB of RSS
+#: (measured in process)
 EXPORT = FunctionSpec("export", "Export", memory_mb=2048, timeout_seconds=300, container=True,
                       writes=(EXPORTS_PREFIX,))
 

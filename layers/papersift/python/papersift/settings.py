@@ -177,9 +177,11 @@ class Settings(BaseModel):
     #: largest input accepted, in bytes
     max_file_bytes: PositiveInt = 512 * 1024 * 1024
     #: pages beyond this are not extracted: the report lists them ``skipped_limit`` and the document
-    #: ends ``limit_exceeded`` (error_code ``max_pages``). What the design carries: page batches and
-    #: the OCR map go through S3 manifests, so memory does not grow with the page count
-    max_pages: PositiveInt = 100_000
+    #: ends ``limit_exceeded`` (error_code ``max_pages``). What the design carries, measured: page
+    #: batches and the OCR map go through S3 manifests, but assemble's report holds ~23 KB a page
+    #: (`papersift run` ~35: the embedded S3 too), so 20,000 pages keep every process under 1 GiB
+    #: (run 949 MB, extract 513 MB; bench/long_pdf.py, docs/benchmarks.md section 8)
+    max_pages: PositiveInt = 20_000
     #: seconds one page's text layer may take (and one whole-document file, and drawing a page for
     #: OCR): past it the page ends failed with that reason and the rest goes on. A native page takes
     #: milliseconds, a hard one seconds; well below the extract Lambda's timeout
