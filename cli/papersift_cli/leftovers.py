@@ -25,9 +25,10 @@ import shutil
 import signal
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from papersift.tempfolders import TEMP_KINDS, temp_prefix
+from papersift.tempfolders import TEMP_KINDS
 
 _TEMP_FOLDER = re.compile(r"papersift-(?:" + "|".join(TEMP_KINDS) + r")-([0-9]+)-[a-z0-9_]{8}")
 #: a process's start time is known to the clock tick; a folder's change time may round the other way
@@ -87,18 +88,22 @@ def remove_stale(folder: Path | None = None) -> list[Path]:
     return removed
 
 
-def remove_own(folder: Path | None = None) -> None:
-    """Remove this process's ``papersift-<kind>-<pid>-*`` folders: at the end of a run that was
-    stopped while threads still held page workers (`papersift run`), which will not unwind."""
-    for kind in TEMP_KINDS:
-        for path in Path(folder or tempfile.gettempdir()).glob(f"{temp_prefix(kind)}*"):
+def remove_own(folder: Path | None = None, killed: Sequence[int] = ()) -> None:
+    """Remove this process's ``papersift-<kind>-<pid>-*`` folders, and those of the descendants it
+    ``killed`` (a page worker's OCR folder: SIGKILL leaves its TemporaryDirectory behind): at the
+    end of a run that was stopped while threads still held page workers (`papersift run`), which
+    will not unwind."""
+    owners = {str(os.getpid()), *map(str, killed)}
+    for path in Path(folder or tempfile.gettempdir()).glob("papersift-*"):
+        match = _TEMP_FOLDER.fullmatch(path.name)
+        if match is not None and match.group(1) in owners:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def kill_descendants() -> None:
+def kill_descendants() -> list[int]:
     """SIGKILL every process descended from this one (the fork server, its page workers, the programs
     they run): a stopped `papersift run` leaves none reading on for nobody. From /proc; nothing
-    where there is none."""
+    where there is none. Returns their pids."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if not entry.name.isdigit():
@@ -116,6 +121,7 @@ def kill_descendants() -> None:
     for pid in found:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    return found
 
 
 # -- folders papersift keeps inside the output folder -------------------------------------------

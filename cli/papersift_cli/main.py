@@ -397,8 +397,7 @@ def _run_command(args: argparse.Namespace, inputs: Sequence[Path], names: Sequen
             return run_pipeline(inputs, names, settings, progress, args.timeout, writer, refused)
         return extract_locally(inputs, names, settings, progress, writer, args.out, refused)
     except KeyboardInterrupt:
-        kill_descendants()
-        remove_own()
+        remove_own(killed=kill_descendants())
         raise
 
 

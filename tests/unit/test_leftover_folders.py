@@ -70,6 +70,16 @@ def test_a_run_removes_its_own_folders_of_every_kind(tmp_path: Path) -> None:
     assert other.exists()
 
 
+def test_a_stopped_run_removes_the_folders_of_the_workers_it_killed(tmp_path: Path) -> None:
+    """SIGTERM of `papersift run` mid-OCR: the page worker is SIGKILLed, and its Tesseract folder
+    (papersift-ocr-<worker pid>-*) would stay until the next run."""
+    killed, bystander = _gone_pid(), _gone_pid() + 1
+    worker = _folder(tmp_path, "ocr", killed)
+    other = _folder(tmp_path, "ocr", bystander)
+    remove_own(tmp_path, killed=[killed])
+    assert not worker.exists() and other.exists()
+
+
 def test_every_temporary_folder_the_core_and_cli_make_is_named_by_its_maker() -> None:
     unnamed = []
     for source in [*(REPO / "layers/papersift/python/papersift").rglob("*.py"), *(REPO / "cli").rglob("*.py")]:
