@@ -1320,14 +1320,9 @@ def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, b
     no word, and is left alone. ``math_fonts`` caches, by font handle address, whether a
     font is one of TeX's math fonts."""
     c = pdfium_c
-    box = c.FS_RECTF()
-    if not c.FPDF_GetPageBoundingBox(raw_page, box):
-        return ()
-    width, height = max(box.right - box.left, 1.0), max(box.top - box.bottom, 1.0)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     runs: list[list[float]] = []  # x0, y0, x1, y1 in page space
     lone: list[bool] = []  # ... the run is one glyph between spaces (a checkbox, a bullet: no word)
-    address = ctypes.c_void_p.from_buffer
     count = c.FPDFText_CountChars(textpage)
 
     def spaced(index: int) -> bool:
@@ -1337,13 +1332,8 @@ def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, b
         if c.FPDFText_HasUnicodeMapError(textpage, index) != 1:
             continue
         obj = c.FPDFText_GetTextObject(textpage, index)
-        font = c.FPDFTextObj_GetFont(obj) if obj else None
-        if font:
-            key = address(font).value or 0
-            if key not in math_fonts:
-                math_fonts[key] = pdf_fonts.is_math_font(pdf_fonts.program_facts(font).name)
-            if math_fonts[key]:
-                continue
+        if obj and pdf_fonts.draws_math(c.FPDFTextObj_GetFont(obj), math_fonts):
+            continue
         if not c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
             continue
         glyph = [left.value, bottom.value, right.value, top.value]
@@ -1354,13 +1344,11 @@ def unmapped_glyph_regions(raw_page: Any, textpage: Any, math_fonts: dict[int, b
         else:
             runs.append(glyph)
             lone.append(spaced(index - 1) and spaced(index + 1))
-    rotation = c.FPDFPage_GetRotation(raw_page)
+    frame = _Frame(raw_page)
     regions = []
     for x0, y0, x1, y1 in [run for run, alone in zip(runs, lone, strict=True) if not alone][:MAX_GLYPH_REGIONS]:
-        x0, y0, x1, y1 = x0 - GLYPH_PAD_ACROSS, y0 - GLYPH_PAD, x1 + GLYPH_PAD_ACROSS, y1 + GLYPH_PAD
-        fractions = (max((x0 - box.left) / width, 0.0), max((box.top - y1) / height, 0.0),
-                     min((x1 - box.left) / width, 1.0), min((box.top - y0) / height, 1.0))
-        regions.append(_rotated_box(fractions, rotation))
+        shown = frame.displayed(x0 - GLYPH_PAD_ACROSS, y0 - GLYPH_PAD, x1 + GLYPH_PAD_ACROSS, y1 + GLYPH_PAD)
+        regions.append((shown[0], shown[1], shown[2], shown[3]))
     return tuple(regions)
 
 

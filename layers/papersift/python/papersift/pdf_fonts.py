@@ -321,15 +321,19 @@ def draws_with_math_font(raw_page: Any, known: dict[int, bool]) -> bool:
     without one has no math glyphs to read, however many raw codes its text holds (a broken font's
     page is nothing but raw codes, and costs a search each). ``known``: font handle's address ->
     is a math font, kept for the batch (pdfium keeps one handle per font of a document)."""
-    c = pdfium_c
-    for obj in _text_objects(raw_page, False, 0):
-        font = c.FPDFTextObj_GetFont(obj)
-        key = (ctypes.cast(font, ctypes.c_void_p).value or 0) if font else 0
-        if key not in known:
-            known[key] = bool(font) and is_math_font(_base_name(font))
-        if known[key]:
-            return True
-    return False
+    get_font = pdfium_c.FPDFTextObj_GetFont
+    return any(draws_math(get_font(obj), known) for obj in _text_objects(raw_page, False, 0))
+
+
+def draws_math(font: Any, known: dict[int, bool]) -> bool:
+    """Whether pdfium's font handle ``font`` is one of TeX's math fonts (:func:`is_math_font` of its
+    base name); ``known`` caches the answer by the handle's address for the batch."""
+    if not font:
+        return False
+    key = ctypes.cast(font, ctypes.c_void_p).value or 0
+    if key not in known:
+        known[key] = is_math_font(_base_name(font))
+    return known[key]
 
 
 def read_math_glyphs(textpage: Any, text: str,
