@@ -8,6 +8,7 @@ everything here round-trips through ``to_dict``/``from_dict``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -203,36 +204,16 @@ class PageContent:
         out["ocr_regions"] = [list(box) for box in self.ocr_regions]
         out["form_fields"] = [asdict(f) for f in self.form_fields]
         del out["embedded"]  # bytes: written as the unit's OCR input, not into its JSON
-        if self.blocks:
-            out["blocks"] = [_block_dict(block) for block in self.blocks]
-        else:  # a unit without structure reads as it did before blocks were known
-            del out["blocks"]
-        if self.hyphen_breaks:
-            out["hyphen_breaks"] = [list(pair) for pair in self.hyphen_breaks]
-        else:
-            del out["hyphen_breaks"]
-        if self.line_heights:
-            out["line_heights"] = list(self.line_heights)
-        else:
-            del out["line_heights"]
-        if self.line_boxes:
-            out["line_boxes"] = [list(box) for box in self.line_boxes]
-        else:
-            del out["line_boxes"]
-        if self.bold_lines:
-            out["bold_lines"] = list(self.bold_lines)
-        else:
-            del out["bold_lines"]
-        if self.unverified_text:
-            out["unverified_text"] = list(self.unverified_text)
-        else:
-            del out["unverified_text"]
+        # what only some units have is left out where they have none: a unit without structure,
+        # hyphen breaks or line geometry reads as it did before those were known
+        for name, encoded in _WRITTEN_WHEN_SET.items():
+            value = getattr(self, name)
+            if value:
+                out[name] = encoded(value)
+            else:
+                del out[name]
         if self.picture_text_from is None:
             del out["picture_text_from"]
-        if self.tag_headings:
-            out["tag_headings"] = [asdict(entry) for entry in self.tag_headings]
-        else:
-            del out["tag_headings"]
         return out
 
     def set_apart(self) -> list[Block]:
@@ -248,6 +229,22 @@ class PageContent:
         data["blocks"] = [Block(**b) for b in data.get("blocks", [])]
         data["tag_headings"] = [OutlineEntry(**e) for e in data.get("tag_headings", [])]
         return cls(**data)
+
+
+def _lists(values: list[Any]) -> list[list[Any]]:
+    return [list(value) for value in values]
+
+
+#: PageContent's fields written into its JSON only where the unit has some, each with its encoding
+_WRITTEN_WHEN_SET: dict[str, Callable[[Any], Any]] = {
+    "blocks": lambda blocks: [_block_dict(block) for block in blocks],
+    "hyphen_breaks": _lists,
+    "line_heights": list,
+    "line_boxes": _lists,
+    "bold_lines": list,
+    "unverified_text": list,
+    "tag_headings": lambda entries: [asdict(entry) for entry in entries],
+}
 
 
 def _block_dict(block: Block) -> dict[str, Any]:
