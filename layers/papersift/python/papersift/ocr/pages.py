@@ -22,7 +22,14 @@ from papersift.errors import OcrThrottledError, OcrUnavailableError, PapersiftEr
 from papersift.ocr import pictures
 from papersift.ocr.blocks import paragraph_blocks
 from papersift.ocr.reading import TESSERACT, TEXTRACT, OcrReading
-from papersift.ocr.routing import GLYPHS, PICTURES, RENDERING_CHECK, UNCERTAIN_SIGNALS, WHOLE_PAGE, EngineOrder
+from papersift.ocr.routing import (
+    GLYPHS,
+    REGION_SCOPES,
+    RENDERING_CHECK,
+    UNCERTAIN_SIGNALS,
+    WHOLE_PAGE,
+    EngineOrder,
+)
 from papersift.quality import SOUND_READING, THIN_WORD_EVIDENCE, TextVerdict, assess_text, character_agreement
 from papersift.rendering import RenderedPage
 from papersift.report import EngineAttempt, ErrorRecord, OcrDetails, PageReport, PageStatus, PictureRecord
@@ -149,7 +156,7 @@ def read_page(task: OcrTask, order: EngineOrder, engines: OcrEngines, *, languag
         order = order.without(TEXTRACT)
     if task.scope == GLYPHS and TESSERACT in order.engines:
         order = order.without(TEXTRACT)  # a few glyphs of a sound page are not worth a Textract page
-    if task.scope in (PICTURES, GLYPHS):
+    if task.scope in REGION_SCOPES:
         return _read_pictures(task, order, engines, languages, skip_textract)
     reader = functools.partial(_read, engines=engines, languages=languages, tables=tables)
     started = time.perf_counter()

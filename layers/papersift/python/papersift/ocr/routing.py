@@ -68,6 +68,8 @@ GLYPHS = "glyphs"
 #: OCR reads the whole page at low resolution to judge an uncertain text layer: the text that agrees
 #: with what is drawn is kept (ocr.pages), at most Settings.max_rendering_checks pages a document
 RENDERING_CHECK = "check"
+#: what OCR reads as regions of the page (``OcrNeed.regions``), each like a picture of its own
+REGION_SCOPES = frozenset({PICTURES, GLYPHS})
 #: what OCR reads of a page only within the document's Settings.max_rendering_checks
 CAPPED_SCOPES = frozenset({RENDERING_CHECK, GLYPHS})
 #: what leaves a text layer uncertain, not broken: its characters may be right, and only the rendered

@@ -30,7 +30,7 @@ from papersift.ocr.pages import (
     read_page,
 )
 from papersift.ocr.reading import OcrReading, reading_from_dict, reading_to_dict
-from papersift.ocr.routing import GLYPHS, PICTURES, RENDERING_CHECK, WHOLE_PAGE, engine_order
+from papersift.ocr.routing import PICTURES, REGION_SCOPES, RENDERING_CHECK, WHOLE_PAGE, engine_order
 from papersift.rendering import RenderedPage, picture_frame_count, picture_size, render_page, render_picture_frames
 from papersift.report import ErrorRecord, PageReport, PageStatus
 from papersift.settings import Settings
@@ -141,8 +141,7 @@ def _task(data: bytes, request: OcrRequest, layer: PageContent | None, settings:
         original = Original(data, "pdf")
     else:
         picture = render_page(data, number, dpi=dpi, passwords=settings.passwords, max_pixels=cap)
-    regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope in (PICTURES, GLYPHS) \
-        else ()
+    regions = tuple(tuple(box) for box in layer.ocr_regions) if layer is not None and scope in REGION_SCOPES else ()
     return OcrTask(number=number, picture=picture, original=original, text_layer=layer, scope=scope,
                    regions=regions,  # type: ignore[arg-type]  # four floats each, as written
                    reason=layer.ocr_reason if layer is not None else "a picture has no text layer")
