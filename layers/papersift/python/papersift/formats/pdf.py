@@ -553,9 +553,9 @@ def _vouch_for_codes(handle: PdfHandle, number: int, work: _PageWork, ladder: li
     """Sound text whose words vouch for it may still hold a few words drawn by a font that maps
     its glyphs to nothing: a subsetter numbers the glyphs from 0x21, and every engine reads such a
     word as punctuation and figures ('"7+%-' for 'Phone', beside a page of good prose). Only such
-    tokens (``glyph_code_tokens``) make the page's fonts be asked, all of them; when one draws
-    with no map in the file (pdf_fonts.UNVERIFIED), the tokens are not trusted until the rendered
-    page reads them (ocr.pages: the rendering check must find each)."""
+    tokens (``glyph_code_tokens``) make the page's fonts be asked, all of them; a token drawn by a
+    font whose codes are its program's own numbering (pdf_fonts.CODE_NUMBERED) is not trusted until
+    the rendered page reads it (ocr.pages: the rendering check must find each)."""
     best = work.best
     assert best is not None
     tokens = glyph_code_tokens(best.text)[:MAX_CODE_TOKENS]
