@@ -42,10 +42,12 @@ class ApiClient:
         return dict(response.json())
 
     def wait_finished(self, doc_id: str, timeout: float = 120.0) -> dict[str, Any]:
-        """Poll GET /documents/{id} until its run has recorded a result."""
+        """Poll GET /documents/{id} until its run has recorded a result and, with the export step
+        on, its export is no longer pending (the run ends with that step)."""
         deadline = time.monotonic() + timeout
         while True:
             document = self.json("GET", f"/documents/{doc_id}")
-            if document["status"] not in IN_PROGRESS or time.monotonic() > deadline:
+            pending = (document.get("export") or {}).get("status") == "pending"
+            if (document["status"] not in IN_PROGRESS and not pending) or time.monotonic() > deadline:
                 return document
             time.sleep(0.2)

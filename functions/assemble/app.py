@@ -41,7 +41,7 @@ def handler(event: AssembleRequest, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(doc_id=event.doc_id)
     report = assemble_document(S3ObjectStore(s3, event.bucket), event, settings,
                                Invocation("assemble", context.memory_limit_in_mb))
-    table.put_item(Item=document_item(report))
+    table.put_item(Item=document_item(report, export_next=settings.export_parquet))
     metrics.add_metric(name=f"Documents_{report.status}", unit=MetricUnit.Count, value=1)
     if event.parent_doc_id is None:  # an archive's report already counts its members: once each
         for name, value in document_metrics(report.page_count, report.cost).items():

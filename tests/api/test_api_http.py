@@ -88,6 +88,9 @@ def test_presigned_upload_runs_the_pipeline_and_text_report_and_view_can_be_fetc
     view = client.json("GET", f"/documents/{doc_id}/view")
     assert view["content_type"] == "text/html; charset=utf-8"
     assert b'id="page-strip"' in fetch(view)
+    assert document["export"] is None, "the export step is off by default"
+    response = client.call("GET", f"/documents/{doc_id}/export")
+    assert response.status_code == 404 and "export_parquet" in error_of(response)["message"], response.text
 
 
 def test_passwords_open_the_file_and_appear_in_no_url_item_report_history_or_log(
@@ -327,7 +330,7 @@ def test_failures_inside_answer_500_or_429_with_a_code_and_never_a_trace(
 
 ROUTES = [("POST", "/documents"), ("POST", "/documents:extract"), ("GET", "/documents"),
           ("GET", f"/documents/{UNKNOWN_ID}"), ("DELETE", f"/documents/{UNKNOWN_ID}")] + [
-    ("GET", f"/documents/{UNKNOWN_ID}/{kind}") for kind in ("text", "markdown", "report", "view")]
+    ("GET", f"/documents/{UNKNOWN_ID}/{kind}") for kind in ("text", "markdown", "report", "view", "export")]
 
 
 def test_anonymous_and_badly_signed_requests_are_refused_on_every_route(api: LocalApi) -> None:

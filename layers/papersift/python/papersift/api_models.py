@@ -35,7 +35,7 @@ ApiStatus = Literal[
     "awaiting_upload", "queued", "running", "submitted", "clean", "partially_recovered", "needs_review",
     "corrupt_unrecoverable", "encrypted", "unsupported", "empty", "limit_exceeded", "failed",
 ]
-ResultKind = Literal["text", "markdown", "report", "view"]
+ResultKind = Literal["text", "markdown", "report", "view", "export"]
 OcrMode = Literal["off", "local-first", "textract-first", "local-only", "textract-only"]
 #: S3 keeps at most 2 KB of user metadata per object, where the options travel
 MAX_OPTIONS_METADATA_CHARS = 1900
@@ -115,12 +115,13 @@ class DocumentLinks(ApiModel):
     markdown: str
     report: str
     view: str
+    export: str = Field(description="exports/<doc_id>.parquet, where the export step (export_parquet) wrote it")
 
     @classmethod
     def of(cls, doc_id: str) -> DocumentLinks:
         base = f"/documents/{doc_id}"
         return cls(document=base, text=f"{base}/text", markdown=f"{base}/markdown", report=f"{base}/report",
-                   view=f"{base}/view")
+                   view=f"{base}/view", export=f"{base}/export")
 
 
 class SubmitResponse(ApiModel):
@@ -151,6 +152,15 @@ class MemberView(ApiModel):
     links: DocumentLinks | None = None
 
 
+class ExportView(ApiModel):
+    """What the export step (Settings.export_parquet) recorded on the document's item."""
+
+    status: Literal["pending", "written", "failed"] = Field(
+        description="pending: the document is assembled and the export step is next")
+    key: str | None = Field(default=None, description="the Parquet file in the documents bucket, when written")
+    reason: str = Field(default="", description="why the export failed (the document's results stand)")
+
+
 class DocumentView(ApiModel):
     """GET /documents/{id}: where a document stands and what became of it."""
 
@@ -171,6 +181,7 @@ class DocumentView(ApiModel):
     links: DocumentLinks
     member_count: int = 0
     members: list[MemberView] = Field(default_factory=list, description="archive members (the first 1,000)")
+    export: ExportView | None = Field(default=None, description="null when the export step is off")
 
 
 class ResultLink(ApiModel):

@@ -36,6 +36,7 @@ from papersift.api_models import (
     DocumentList,
     DocumentSummary,
     DocumentView,
+    ExportView,
     InlineExtractRequest,
     InlineExtractResponse,
     MemberView,
@@ -59,6 +60,7 @@ from papersift.layout import (
     MARKDOWN_FILE,
     MEMBER_LINK_ATTRIBUTE,
     MEMBERS_PREFIX,
+    PARQUET_CONTENT_TYPE,
     REPORT_FILE,
     REPORT_PAGE_FILE,
     TEXT_CONTENT_TYPE,
@@ -73,7 +75,7 @@ from papersift.listing import decode_token, encode_token, listing_attributes, qu
 from papersift.names import object_key_problem
 from papersift.report import ExtractionReport, MemberReport
 from papersift.settings import Settings
-from papersift.steps.contracts import document_id
+from papersift.steps.contracts import EXPORT_FAILED, EXPORT_PENDING, EXPORT_WRITTEN, document_id
 from papersift.storage import S3ObjectStore
 
 #: members listed by GET /documents/{id}; the rest are in the archive's report.json
@@ -259,6 +261,8 @@ class Catalog:
             updated_at=_timestamp(item.get("updated_at")),
             links=DocumentLinks.of(doc_id),
             member_count=int(item.get("member_count") or 0),
+            export=ExportView(status=item["export_status"], key=item.get("export_key"),
+                              reason=str(item.get("export_reason") or "")) if item.get("export_status") else None,
         )
         if progress is not None:
             return view.model_copy(update={"status": progress[0], "reason": progress[1]})
@@ -317,12 +321,15 @@ class Catalog:
         if item is None or item["status"] == SUBMITTED:
             state = "unknown" if item is None and self._execution(doc_id) is None else "not finished"
             raise DocumentNotFoundError(f"document {doc_id} has no {kind} result: it is {state}")
-        file_name, content_type = RESULT_FILES[kind]
-        key = results_prefix(doc_id) + file_name
+        if kind == "export":
+            key, content_type = self._export_key(doc_id, item), PARQUET_CONTENT_TYPE
+        else:
+            file_name, content_type = RESULT_FILES[kind]
+            key = results_prefix(doc_id) + file_name
         listed = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=key, MaxKeys=1).get("Contents", [])
         size = next((int(obj["Size"]) for obj in listed if obj["Key"] == key), None)
         if size is None:
-            raise DocumentNotFoundError(f"document {doc_id} has no {file_name}")
+            raise DocumentNotFoundError(f"document {doc_id} has no {key.rsplit('/', 1)[-1]}")
         seconds = self.settings.api_download_url_seconds
         if kind == "view" and item.get("member_count"):
             key, size = self._view_with_member_links(doc_id, key, str(listed[0].get("ETag", "")).strip('"'))
@@ -332,6 +339,18 @@ class Catalog:
             report = json.loads(self.store.get(key))
         return ResultLink(doc_id=doc_id, kind=kind, url=url, content_type=content_type, expires_in=seconds,
                           size=size, report=report)
+
+    @staticmethod
+    def _export_key(doc_id: str, item: Mapping[str, Any]) -> str:
+        """The Parquet file the export step recorded on the item, or why there is none."""
+        status = item.get("export_status")
+        if status == EXPORT_WRITTEN and item.get("export_key"):
+            return str(item["export_key"])
+        if status == EXPORT_FAILED:
+            raise DocumentNotFoundError(f"document {doc_id} has no export: it failed: {item.get('export_reason')}")
+        if status == EXPORT_PENDING:
+            raise DocumentNotFoundError(f"document {doc_id} has no export yet: the export step is running")
+        raise DocumentNotFoundError(f"document {doc_id} has no export: the export step (export_parquet) is off")
 
     def _presigned_get(self, key: str, content_type: str, seconds: int) -> str:
         return str(self.s3.generate_presigned_url(

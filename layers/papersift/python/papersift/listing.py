@@ -25,6 +25,7 @@ from typing import Any
 from papersift.errors import RequestError
 from papersift.layout import MARKDOWN_FILE, REPORT_FILE, TEXT_FILE, results_prefix
 from papersift.report import ExtractionReport, PageStatus
+from papersift.steps.contracts import EXPORT_PENDING
 
 TABLE_KEY = "doc_id"
 SORT_ATTRIBUTE = "updated_at"
@@ -98,8 +99,10 @@ def decode_token(token: str | None, status: str | None) -> dict[str, str] | None
     return key
 
 
-def document_item(report: ExtractionReport) -> dict[str, Any]:
-    """One flat item per document: enough to decide "trust" vs "review" without S3."""
+def document_item(report: ExtractionReport, *, export_next: bool = False) -> dict[str, Any]:
+    """One flat item per document: enough to decide "trust" vs "review" without S3. With
+    ``export_next`` (the workflow's export step follows) the item says its export is pending, so
+    a reader of the item tells "not yet" from "off"."""
     counts = Counter(p.status for p in report.pages)
     prefix = results_prefix(report.doc_id)
     item: dict[str, Any] = {
@@ -134,6 +137,8 @@ def document_item(report: ExtractionReport) -> dict[str, Any]:
     for extra in ("parent_doc_id", "archive_path", "member_kind"):
         if report.source.get(extra):
             item[extra] = report.source[extra]
+    if export_next:
+        item["export_status"] = EXPORT_PENDING
     return item
 
 

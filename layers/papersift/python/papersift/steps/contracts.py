@@ -435,9 +435,10 @@ class AssembleResult(StepModel):
 # -- export ------------------------------------------------------------------------------
 
 
-#: what became of a document's export: written (exports/<doc_id>.parquet holds its page records),
-#: failed (the reason on the document's item; its results stand)
-EXPORT_WRITTEN, EXPORT_FAILED = "written", "failed"
+#: what became of a document's export: pending (assembled, the step is next), written
+#: (exports/<doc_id>.parquet holds its page records), failed (the reason on the document's item; its
+#: results stand)
+EXPORT_PENDING, EXPORT_WRITTEN, EXPORT_FAILED = "pending", "written", "failed"
 
 
 class ExportRequest(DocumentRef):
