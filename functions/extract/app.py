@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
-import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.typing import LambdaContext
+# no collections while the imports below build their ~130,000 objects (the collections they would set
+# off walk them over and over and find no garbage): paused until init is done, then init is frozen
+was_enabled = gc.isenabled()
+gc.disable()
 
-from papersift.ledger import Invocation
-from papersift.settings import Settings
-from papersift.steps.contracts import Batch
-from papersift.steps.extract import extract_batch, preload_for_workers
-from papersift.storage import S3ObjectStore
+import boto3  # noqa: E402
+from aws_lambda_powertools import Logger, Metrics, Tracer  # noqa: E402
+from aws_lambda_powertools.metrics import MetricUnit  # noqa: E402
+from aws_lambda_powertools.utilities.parser import event_parser  # noqa: E402
+from aws_lambda_powertools.utilities.typing import LambdaContext  # noqa: E402
+
+from papersift.ledger import Invocation  # noqa: E402
+from papersift.settings import Settings  # noqa: E402
+from papersift.steps.contracts import Batch  # noqa: E402
+from papersift.steps.extract import extract_batch, preload_for_workers  # noqa: E402
+from papersift.storage import S3ObjectStore  # noqa: E402
 
 logger = Logger()
 # only botocore: patching everything X-Ray supports imports requests (~20 ms of every cold start)
@@ -25,6 +31,11 @@ settings = Settings.from_env(os.environ)
 s3 = boto3.client("s3")
 # every invocation forks a worker to read its pages: loaded here once, each worker inherits it
 preload_for_workers()
+# init's objects live as long as the process: in the permanent generation no later collection here
+# walks them, nor one in a forked worker (whose walk would also copy the pages they sit on)
+gc.freeze()
+if was_enabled:
+    gc.enable()
 
 
 @logger.inject_lambda_context
