@@ -11,7 +11,7 @@ from typing import Any
 was_enabled = gc.isenabled()
 gc.disable()
 
-import boto3  # noqa: E402
+import botocore.session  # noqa: E402
 from aws_lambda_powertools import Logger, Metrics, Tracer  # noqa: E402
 from aws_lambda_powertools.metrics import MetricUnit  # noqa: E402
 from aws_lambda_powertools.utilities.parser import event_parser  # noqa: E402
@@ -25,10 +25,12 @@ from papersift.storage import S3ObjectStore  # noqa: E402
 
 logger = Logger()
 # only botocore: patching everything X-Ray supports imports requests (~20 ms of every cold start)
-tracer = Tracer(patch_modules=("boto3",))
+tracer = Tracer(patch_modules=("botocore",))
 metrics = Metrics()
 settings = Settings.from_env(os.environ)
-s3 = boto3.client("s3")
+# botocore's client, not boto3's: boto3 adds only its managed transfers (upload_file and kin), which
+# extract does not use; importing and making it cost 11-13 ms more of the cold start (docs/benchmarks.md)
+s3 = botocore.session.get_session().create_client("s3")
 # every invocation forks a worker to read its pages: loaded here once, each worker inherits it
 preload_for_workers()
 # init's objects live as long as the process: in the permanent generation no later collection here
