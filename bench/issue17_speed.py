@@ -3,7 +3,7 @@ and a git revision) against GoblinTools, whole process, by CPU and wall; and wha
 takes a second opinion (pdfminer, pdftotext) costs beyond its first reading.
 
     .venv/bin/python bench/issue17_speed.py whole [--base REV] [--rounds 5]
-    .venv/bin/python bench/issue17_speed.py second-opinion [--rounds 5]
+    .venv/bin/python bench/issue17_speed.py second-opinion [--base REV] [--rounds 5]
     .venv/bin/python bench/issue17_speed.py breakdown [--rounds 5]
     .venv/bin/python bench/issue17_speed.py floor [--rounds 9]
     .venv/bin/python bench/issue17_speed.py cold-start [--base REV] [--rounds 11]
@@ -24,7 +24,8 @@ revision runs from a ``git archive`` of it with the built word lists copied in, 
 corpus's native, broken-font and mixed PDFs through ``pdf.extract_pages`` (OCR off); a page takes a
 second opinion when its attempts name pdfminer or pdftotext. Its extra cost is the page's seconds
 less its first (pdfium) attempt's, on a second reading of the document in the same process (the
-first reading pays each engine's import once: shown apart).
+first reading pays each engine's import once: shown apart). Each tree (this one, ``--base``'s
+checkout) reads in a worker process of its own, the two asked for a reading in turn.
 
 ``breakdown``: per stand-in, in one warm process, raw pypdfium2 against papersift's pages and the
 structure assemble marks over them. ``floor``: where one command on a one-page PDF spends its CPU.
@@ -180,7 +181,13 @@ def trust_documents() -> list[tuple[str, bytes]]:
     return docs
 
 
-def second_opinion(args: argparse.Namespace) -> None:
+#: one reading of the second-opinion pages: (file, page) -> (extra seconds, the engines after pdfium)
+Reading = dict[tuple[str, int], tuple[float, str]]
+
+
+def read_second_opinions() -> Reading:
+    """One reading of every trust document through ``pdf.extract_pages`` (OCR off): the pages that
+    took a second opinion, each with its cost beyond its first (pdfium) attempt."""
     import logging
 
     from papersift.formats import pdf
@@ -188,33 +195,100 @@ def second_opinion(args: argparse.Namespace) -> None:
 
     logging.disable(logging.CRITICAL)
     settings = Settings(ocr_mode="off")
-    seconds: dict[tuple[str, int], list[float]] = {}
-    first: dict[tuple[str, int], float] = {}
-    engines: dict[tuple[str, int], str] = {}
-    for round_ in range(args.rounds + 1):
-        for name, data in trust_documents():
-            with contextlib.suppress(Exception):
-                count = pdf.page_count(data, settings)
-                for page in pdf.extract_pages(data, settings, 1, count):
-                    attempts = page.report.attempts
-                    asked = [a.engine for a in attempts[1:] if a.engine in ("pdfminer", "pdftotext")]
-                    if not asked or attempts[0].engine != "pdfium":
-                        continue
-                    key = (name, page.report.number)
-                    extra = page.report.seconds - attempts[0].seconds
-                    engines[key] = " + ".join(f"{a.engine} {1000 * a.seconds:.0f}" for a in attempts[1:])
-                    if round_ == 0:
-                        first[key] = extra
-                    else:
-                        seconds.setdefault(key, []).append(extra)
+    found: Reading = {}
+    for name, data in trust_documents():
+        with contextlib.suppress(Exception):
+            count = pdf.page_count(data, settings)
+            for page in pdf.extract_pages(data, settings, 1, count):
+                attempts = page.report.attempts
+                asked = [a.engine for a in attempts[1:] if a.engine in ("pdfminer", "pdftotext")]
+                if not asked or attempts[0].engine != "pdfium":
+                    continue
+                found[(name, page.report.number)] = (
+                    page.report.seconds - attempts[0].seconds,
+                    " + ".join(f"{a.engine} {1000 * a.seconds:.0f}" for a in attempts[1:]))
+    return found
+
+
+def serve_second_opinions() -> None:
+    """The worker of ``second-opinion``: the papersift it imports (its PYTHONPATH's) on the first
+    line, then one reading (a JSON line) for each line read from stdin."""
+    import json
+
+    import papersift
+
+    print(json.dumps({"papersift": str(Path(papersift.__file__).resolve().parent)}), flush=True)
+    for _ in sys.stdin:
+        reading = read_second_opinions()
+        print(json.dumps([[name, number, extra, engines] for (name, number), (extra, engines) in reading.items()]),
+              flush=True)
+
+
+def second_opinion(args: argparse.Namespace) -> None:
+    """Each tree (this one, and ``--base``'s checkout) in a worker process of its own, kept for the
+    run; a round asks each worker for a reading in turn, so a burst of load hits both sides alike."""
+    import json
+
+    if args.serve:
+        serve_second_opinions()
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {args.base: checkout(args.base, Path(tmp) / "base")} if args.base else {}
+        trees["this tree"] = compiled(REPO)
+        workers: dict[str, subprocess.Popen[str]] = {}
+        for name, root in trees.items():
+            package = root / "layers" / "papersift" / "python"
+            env = {**os.environ, "PYTHONPATH": str(package)}
+            worker = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "second-opinion", "--serve"],
+                                      env=env, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert worker.stdout is not None
+            imported = Path(json.loads(worker.stdout.readline())["papersift"])
+            if imported != (package / "papersift").resolve():
+                raise SystemExit(f"{name}: the worker imported {imported}, not {package / 'papersift'}")
+            workers[name] = worker
+        first: dict[str, Reading] = {}
+        warm: dict[str, dict[tuple[str, int], list[float]]] = {name: {} for name in trees}
+        engines: dict[str, dict[tuple[str, int], str]] = {name: {} for name in trees}
+        try:
+            for round_ in range(args.rounds + 1):
+                for name, worker in workers.items():
+                    assert worker.stdin is not None and worker.stdout is not None
+                    worker.stdin.write("read\n")
+                    worker.stdin.flush()
+                    reading = {(file, number): (extra, asked)
+                               for file, number, extra, asked in json.loads(worker.stdout.readline())}
+                    for key, (extra, asked) in reading.items():
+                        engines[name][key] = asked
+                        if round_:
+                            warm[name].setdefault(key, []).append(extra)
+                    if not round_:
+                        first[name] = reading
+        finally:
+            for worker in workers.values():
+                assert worker.stdin is not None
+                worker.stdin.close()
+                worker.wait()
     print(f"load average at the end {os.getloadavg()}; best of {args.rounds} warm readings (a first reading, "
-          "paying each engine's import, apart)")
-    print("\n| file | page | engines after pdfium (ms, last reading) | extra ms, first reading | extra ms, warm best | "
+          "paying each engine's import, apart); the trees' readings in turn, each tree in a process of its own")
+    for name in trees:
+        print(f"\n{name}:\n")
+        print_second_opinions(first[name], warm[name], engines[name])
+    if len(trees) > 1:
+        base, ours = list(trees)
+        print(f"\n| file | page | {base}: warm best ms | this tree: warm best ms |\n|---|---:|---:|---:|")
+        for key in sorted(warm[base].keys() | warm[ours].keys()):
+            shown = [f"{1000 * min(warm[side][key]):.1f}" if key in warm[side] else "-" for side in (base, ours)]
+            print(f"| {key[0]} | {key[1]} | {shown[0]} | {shown[1]} |")
+
+
+def print_second_opinions(first: Reading, seconds: dict[tuple[str, int], list[float]],
+                          engines: dict[tuple[str, int], str]) -> None:
+    print("| file | page | engines after pdfium (ms, last reading) | extra ms, first reading | extra ms, warm best | "
           "warm median |"
           "\n|---|---:|---|---:|---:|---:|")
     for key, runs in sorted(seconds.items()):
-        print(f"| {key[0]} | {key[1]} | {engines[key]} | {1000 * first.get(key, 0.0):.1f} | {1000 * min(runs):.1f} | "
-              f"{1000 * statistics.median(runs):.1f} |")
+        print(f"| {key[0]} | {key[1]} | {engines[key]} | {1000 * first.get(key, (0.0, ''))[0]:.1f} | "
+              f"{1000 * min(runs):.1f} | {1000 * statistics.median(runs):.1f} |")
     if seconds:
         best = [min(r) for r in seconds.values()]
         met = sum(b <= 0.020 for b in best)
@@ -374,7 +448,9 @@ def main() -> None:
     whole_parser.add_argument("--rounds", type=int, default=5)
     whole_parser.add_argument("--no-goblin", action="store_true")
     opinion = commands.add_parser("second-opinion")
+    opinion.add_argument("--base", default="", help="a git revision to run beside this tree")
     opinion.add_argument("--rounds", type=int, default=5)
+    opinion.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     commands.add_parser("breakdown").add_argument("--rounds", type=int, default=5)
     commands.add_parser("floor").add_argument("--rounds", type=int, default=9)
     cold = commands.add_parser("cold-start")
