@@ -136,19 +136,27 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
     without_cmap: dict[str, bool] = {}
     embedded: dict[str, bool] = {}
     truetype: dict[str, bool] = {}
+    #: font handle's address -> its base name: a page's text objects share a few handles, and
+    #: naming one (a buffer, a regex) costs more than the rest of an object's work
+    names: dict[int, str] = {}
+    address = ctypes.c_void_p.from_buffer
+    get_font, get_text = c.FPDFTextObj_GetFont, c.FPDFTextObj_GetText
     for obj in _text_objects(raw_page, False, 0):
-        font = c.FPDFTextObj_GetFont(obj)
+        font = get_font(obj)
         if not font:
             continue
-        # pdfium keeps some fonts' subset tag (KXRNCQ+AokinMincho): dropped, as base_font_name
-        # drops it from the dictionaries' names, so the two sides meet
-        name = _base_name(font)
+        key = address(font).value or 0
+        name = names.get(key)
+        if name is None:
+            # pdfium keeps some fonts' subset tag (KXRNCQ+AokinMincho): dropped, as base_font_name
+            # drops it from the dictionaries' names, so the two sides meet
+            name = names[key] = _base_name(font)
+            if name not in without_cmap:  # a name's facts are its first handle's
+                without_cmap[name], truetype[name] = _truetype_program(font)
+                embedded[name] = bool(c.FPDFFont_GetIsEmbedded(font))
         # the text's length in UTF-16 bytes, NUL included: a character count without decoding it;
         # an object counts at least once, also where pdfium could not read its text
-        chars[name] = chars.get(name, 0) + max(c.FPDFTextObj_GetText(obj, textpage, None, 0) // 2 - 1, 1)
-        if name not in without_cmap:
-            without_cmap[name], truetype[name] = _truetype_program(font)
-            embedded[name] = bool(c.FPDFFont_GetIsEmbedded(font))
+        chars[name] = chars.get(name, 0) + max(get_text(obj, textpage, None, 0) // 2 - 1, 1)
     has_error = c.FPDFText_HasUnicodeMapError
     unmapped = sum(has_error(textpage, i) == 1 for i in range(c.FPDFText_CountChars(textpage)))
     return {name: UsedFont(n, without_cmap[name], embedded[name], truetype[name]) for name, n in chars.items()}, \
