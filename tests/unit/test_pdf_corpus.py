@@ -176,15 +176,32 @@ def test_vertical_columns_take_the_reading_that_follows_the_page_whichever_engin
 
 
 def test_an_implausible_script_asks_the_engines_that_decode_cmaps_before_pypdf() -> None:
-    """pj__issue20232.pdf: pdfium reads the Cyrillic title block as Hangul outside KS X 1001;
-    pdfminer reads only the dots, pdftotext the Cyrillic, and pypdf is never asked."""
+    """pj__issue20232.pdf: pdfium reads the Cyrillic title block as Hangul outside KS X 1001,
+    through fonts that carry their own ToUnicode maps: pdftotext (one process, far cheaper than
+    pdfminer's interpretation in Python) is asked first and reads the Cyrillic; pdfminer (which
+    reads only the dots) and pypdf are never asked."""
     if not (CORPUS / "files" / "pj__issue20232.pdf").is_file():
         pytest.skip("pj__issue20232.pdf not in the corpus")
     data = (CORPUS / "files" / "pj__issue20232.pdf").read_bytes()
     page = extract_units(data, sniff(data, "pj__issue20232.pdf"), Settings())[0]
-    assert [a.engine for a in page.report.attempts] == ["pdfium", "pdfminer", "pdftotext"]
+    assert [a.engine for a in page.report.attempts] == ["pdfium", "pdftotext"]
     assert "implausible_script" in page.report.attempts[0].signals
     assert (page.report.engine, page.report.status) == ("pdftotext", "recovered")
+
+
+def test_pdfminer_is_still_asked_when_poppler_does_not_read_an_implausible_script(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same page with pdftotext reading nothing: pdfminer comes next, as before poppler led, and
+    the page is not trusted with pdfium's Hangul."""
+    if not (CORPUS / "files" / "pj__issue20232.pdf").is_file():
+        pytest.skip("pj__issue20232.pdf not in the corpus")
+    from papersift import pdf_engines
+
+    monkeypatch.setattr(pdf_engines.PdfHandle, "_pdftotext", lambda self, number, *options: "")
+    data = (CORPUS / "files" / "pj__issue20232.pdf").read_bytes()
+    page = extract_units(data, sniff(data, "pj__issue20232.pdf"), Settings())[0]
+    assert [a.engine for a in page.report.attempts][:3] == ["pdfium", "pdftotext", "pdfminer"]
+    assert page.report.status != "recovered"
 
 
 def _rows_of_class(letter: str) -> list[Any]:

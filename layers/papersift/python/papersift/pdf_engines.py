@@ -1033,8 +1033,11 @@ class PdfHandle:
             doubts: dict[str, str] = {}
             vertical: set[str] = set()
             seen: set[str] = set()
+            mapped: set[str] = set()  # names a dictionary of which carries a ToUnicode map
             for font in pdf_fonts.font_dictionaries(page, until_found=used.keys() - seen):
                 name = pdf_fonts.base_font_name(font)
+                if name in used and "/ToUnicode" in font:
+                    mapped.add(name)
                 if name not in used or name in seen:
                     continue
                 seen.add(name)
@@ -1061,6 +1064,7 @@ class PdfHandle:
             unverified_glyphs=sum(used[n].chars for n, kind in doubts.items() if kind in pdf_fonts.UNVERIFIED),
             embedded_glyphs=embedded,
             truetype_glyphs=truetype,
+            to_unicode_glyphs=sum(used[name].chars for name in mapped),
         )
 
     def token_fonts(self, number: int, tokens: Sequence[str]) -> dict[str, str]:

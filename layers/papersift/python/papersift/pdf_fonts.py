@@ -86,6 +86,9 @@ class FontEvidence:
     #: ... of which with TrueType programs (the fonts whose codes may reach glyphs through the
     #: program's own cmap, with nothing in the file naming their characters)
     truetype_glyphs: int = 0
+    #: characters drawn with fonts a dictionary of which (by base name) carries a ToUnicode map:
+    #: a map every engine reads alike, where pdfminer's CJK CMaps add nothing (0: not asked)
+    to_unicode_glyphs: int = 0
 
     @property
     def doubtful_share(self) -> float:
@@ -98,6 +101,10 @@ class FontEvidence:
     @property
     def unverified_share(self) -> float:
         return self.unverified_glyphs / self.glyphs if self.glyphs else 0.0
+
+    @property
+    def to_unicode_share(self) -> float:
+        return self.to_unicode_glyphs / self.glyphs if self.glyphs else 0.0
 
     @property
     def truetype_share(self) -> float:

@@ -411,6 +411,11 @@ _SCRIPT_ONLY_LANGUAGES = frozenset({"ja", "zh", "ko", "ru", "el", "he", "hi", "t
 _HAN_LANGUAGES = frozenset({"zh", "ja", "ko"})
 #: the engines that decode CMaps themselves, asked first where pdfium's script is implausible
 _CMAP_READERS = ("pdfminer", "pdftotext")
+#: ... poppler first where the page's fonts carry their own ToUnicode maps for this share of its
+#: glyphs (and none goes through a predefined CMap): pdfminer's edge is the CJK collections' CMaps,
+#: which a ToUnicode map overrides in every engine, and one pdftotext process costs a fraction of
+#: pdfminer interpreting the page in Python (pj__issue20232: 14 ms against 70-150 ms)
+OWN_MAP_SHARE = 0.5
 #: the signal of a sound page that draws a few glyphs pdfium found no Unicode for (not a math
 #: font's): its text leaves them out, and OCR reads the regions they are drawn in (routing.GLYPHS)
 UNMAPPED_GLYPHS = "unmapped_glyphs"
@@ -469,6 +474,12 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     if not (suspect or script_only):
         return _vouch_by_fonts(handle, number, work, ladder)
     fonts = work.fonts = handle.font_evidence(number, dictionaries=True)
+    if "implausible_script" in best.verdict.signals and fonts is not None and PREDEFINED_CMAP not in fonts.kinds \
+            and fonts.to_unicode_share >= OWN_MAP_SHARE:
+        # a wrong ToUnicode map (or codes it leaves out): pdftotext first, and pdfminer still asked
+        # when poppler does not read the page soundly
+        ladder = [*(e for e in ("pdftotext", "pdfminer") if e in ladder),
+                  *(e for e in ladder if e not in _CMAP_READERS)]
     if fonts is not None and fonts.vertical_share >= UNDECODABLE_FONT_SHARE and "pdfminer" in ladder:
         return _read_in_columns(handle, number, work, ladder)
     if fonts is None or fonts.doubtful_share < DOUBTFUL_FONT_SHARE:
