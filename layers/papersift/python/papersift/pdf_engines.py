@@ -223,17 +223,7 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     return heights, boxes
 
 
-def _bare(function: Any, restype: Any = ctypes.c_int) -> Any:
-    """A pypdfium2 binding called without ctypes' conversion of its arguments: about half the cost
-    of a call (0.2 against 0.4-0.6 µs), which on the line pass (``_line_geometry``, some ten calls a
-    line) is a third of its time. Its caller passes each argument as C takes it: a handle as the
-    ctypes pointer pdfium gave, a structure by ``ctypes.byref``, an ``int`` parameter as a Python
-    int, any wider integer as its ctypes type."""
-    bare = type(function)(ctypes.cast(function, ctypes.c_void_p).value)
-    bare.restype = restype
-    return bare
-
-
+_bare = pdf_fonts.bare  # a pdfium binding without ctypes' argument conversion
 _GET_UNICODE = _bare(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
 _LOOSE_CHAR_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox)
 _FONT_WEIGHT = _bare(pdfium_c.FPDFText_GetFontWeight)

@@ -135,6 +135,24 @@ class UsedFont:
     truetype: bool = False  # ... and it is a TrueType program
 
 
+def bare(function: Any, restype: Any = ctypes.c_int) -> Any:
+    """A pypdfium2 binding called without ctypes' conversion of its arguments: about half the cost
+    of a call (0.2 against 0.4-0.6 µs), which on the line pass (pdf_engines' ``_line_geometry``,
+    some ten calls a line) is a third of its time, and on a walk of a page's text objects (one call
+    or two an object) half of it. Its caller passes each argument as C takes it: a handle as the
+    ctypes pointer pdfium gave, a structure by ``ctypes.byref``, an ``int`` parameter as a Python
+    int, any wider integer as its ctypes type."""
+    unconverted = type(function)(ctypes.cast(function, ctypes.c_void_p).value)
+    unconverted.restype = restype
+    return unconverted
+
+
+_TEXT_OBJECT_FONT = bare(pdfium_c.FPDFTextObj_GetFont, pdfium_c.FPDFTextObj_GetFont.restype)
+_TEXT_OBJECT_TEXT = bare(pdfium_c.FPDFTextObj_GetText, ctypes.c_ulong)
+_NO_BUFFER = ctypes.c_ulong(0)  # FPDFTextObj_GetText's buffer length: asking the text's length
+_HAS_UNICODE_MAP_ERROR = bare(pdfium_c.FPDFText_HasUnicodeMapError)
+
+
 def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int]:
     """Base font name -> what the page draws with it, over its text objects (forms included),
     and how many of the page's characters pdfium found no Unicode for."""
@@ -147,7 +165,7 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
     #: naming one (a buffer, a regex) costs more than the rest of an object's work
     names: dict[int, str] = {}
     address = ctypes.c_void_p.from_buffer
-    get_font, get_text = c.FPDFTextObj_GetFont, c.FPDFTextObj_GetText
+    get_font, get_text, no_buffer = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT, _NO_BUFFER  # one call per object
     for obj in _text_objects(raw_page, False, 0):
         font = get_font(obj)
         if not font:
@@ -163,8 +181,8 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
                 embedded[name] = bool(c.FPDFFont_GetIsEmbedded(font))
         # the text's length in UTF-16 bytes, NUL included: a character count without decoding it;
         # an object counts at least once, also where pdfium could not read its text
-        chars[name] = chars.get(name, 0) + max(get_text(obj, textpage, None, 0) // 2 - 1, 1)
-    has_error = c.FPDFText_HasUnicodeMapError
+        chars[name] = chars.get(name, 0) + max(get_text(obj, textpage, None, no_buffer) // 2 - 1, 1)
+    has_error = _HAS_UNICODE_MAP_ERROR
     unmapped = sum(has_error(textpage, i) == 1 for i in range(c.FPDFText_CountChars(textpage)))
     return {name: UsedFont(n, without_cmap[name], embedded[name], truetype[name]) for name, n in chars.items()}, \
         unmapped
