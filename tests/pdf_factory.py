@@ -7,8 +7,10 @@ path, ``from pdf_factory import ...``). Nothing here touches the disk.
 from __future__ import annotations
 
 import io
+import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pypdf import PdfReader, PdfWriter
 from reportlab.lib import colors
@@ -765,3 +767,109 @@ def wide_to_unicode_pdf(pages: Sequence[str]) -> bytes:
                        b"/Contents %d 0 R >>" % (first_page + 2 * number + 1))
         objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
     return write_pdf(objects)
+
+
+# -- a real file with one font's ToUnicode map rewritten (issue 17) -----------------------------
+
+_CMAP_ENTRY = re.compile(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>")
+_CMAP_RANGE = re.compile(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*(<[0-9A-Fa-f]+>|\[[^\]]*\])")
+
+
+def _parsed_to_unicode(data: bytes) -> tuple[dict[int, str], int]:
+    """Code -> Unicode text of a ToUnicode CMap's bfchar and bfrange sections, and the codes' width
+    in bytes."""
+    mapping: dict[int, str] = {}
+    width = 1
+    for section in re.findall(rb"beginbfchar(.*?)endbfchar", data, re.S):
+        for source, target in _CMAP_ENTRY.findall(section):
+            width = len(source) // 2
+            mapping[int(source, 16)] = bytes.fromhex(target.decode()).decode("utf-16-be", "replace")
+    for section in re.findall(rb"beginbfrange(.*?)endbfrange", data, re.S):
+        for low, high, target in _CMAP_RANGE.findall(section):
+            width = len(low) // 2
+            first, last = int(low, 16), int(high, 16)
+            if last - first > 0xFFFF:
+                continue
+            if target.startswith(b"["):
+                for offset, item in enumerate(re.findall(rb"<([0-9A-Fa-f]+)>", target)):
+                    mapping[first + offset] = bytes.fromhex(item.decode()).decode("utf-16-be", "replace")
+                continue
+            start = bytes.fromhex(target[1:-1].decode())
+            for offset in range(last - first + 1):
+                value = int.from_bytes(start, "big") + offset
+                mapping[first + offset] = value.to_bytes(len(start), "big").decode("utf-16-be", "replace")
+    return mapping, width
+
+
+def _written_to_unicode(mapping: dict[int, str], width: int) -> bytes:
+    """A ToUnicode CMap of bfchar entries for ``mapping``."""
+    digits = 2 * width
+    items = sorted(mapping.items())
+    chunks = []
+    for start in range(0, len(items), 100):
+        part = items[start:start + 100]
+        lines = b"\n".join(b"<%s> <%s>" % (f"{code:0{digits}X}".encode(), text.encode("utf-16-be").hex().upper()
+                                           .encode()) for code, text in part)
+        chunks.append(b"%d beginbfchar\n" % len(part) + lines + b"\nendbfchar")
+    high = b"F" * digits
+    return (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry (Adobe) "
+            b"/Ordering (UCS) /Supplement 0 >> def /CMapName /Probe-UCS def /CMapType 2 def "
+            b"1 begincodespacerange <" + b"0" * digits + b"> <" + high + b"> endcodespacerange\n"
+            + b"\n".join(chunks) + b"\nendcmap CMapName currentdict /CMap defineresource pop end end")
+
+
+def shifted_letter(char: str) -> str:
+    """The letter after ``char`` (z -> a), other characters as they are: a map a tool got wrong by one."""
+    for base in ("a", "A"):
+        if base <= char <= chr(ord(base) + 25):
+            return chr(ord(base) + (ord(char) - ord(base) + 1) % 26)
+    return char
+
+
+#: a fixed permutation of the alphabet (no letter on itself): plausible-looking letters, no words
+_PERMUTED = "qwertyuiopasdfghjklzxcvbnm"
+
+
+def permuted_letter(char: str) -> str:
+    """``char`` through a fixed permutation of the alphabet (case kept), other characters as they are."""
+    if "a" <= char <= "z":
+        return _PERMUTED[ord(char) - ord("a")]
+    if "A" <= char <= "Z":
+        return _PERMUTED[ord(char) - ord("A")].upper()
+    return char
+
+
+def remapped_font_pdf(data: bytes, font: str, letter: Callable[[str], str], pages: Sequence[int] = ()) -> bytes:
+    """The PDF ``data`` with the ToUnicode map of every font named ``font`` (base name, subset tag
+    aside) on ``pages`` (1-based; all when empty) rewritten so that each code maps to
+    ``letter`` of what it mapped to: the font's own map where it has one, else one written from its
+    codes as ASCII (printable codes, what a simple font's letters are in the standard encodings and
+    TeX's). The glyphs drawn stay the same; only the text layer of that font is wrong."""
+    from pypdf.generic import DecodedStreamObject, NameObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    done: dict[int, Any] = {}
+    for number, page in enumerate(writer.pages, start=1):
+        if pages and number not in pages:
+            continue
+        resources = page.get("/Resources")
+        fonts = resources.get_object().get("/Font") if resources is not None else None
+        for ref in (fonts.get_object().values() if fonts is not None else ()):
+            dictionary = ref.get_object()
+            name = str(dictionary.get("/BaseFont", "")).lstrip("/")
+            if name.split("+", 1)[-1] != font or id(dictionary) in done:
+                continue
+            if "/ToUnicode" in dictionary:
+                mapping, width = _parsed_to_unicode(dictionary["/ToUnicode"].get_object().get_data())
+            else:
+                mapping, width = {code: chr(code) for code in range(0x21, 0x7F)}, 1
+            stream = DecodedStreamObject()
+            stream.set_data(_written_to_unicode({code: "".join(map(letter, text)) for code, text in mapping.items()},
+                                                width))
+            dictionary[NameObject("/ToUnicode")] = writer._add_object(stream)
+            done[id(dictionary)] = dictionary
+    if not done:
+        raise ValueError(f"no font {font!r} on the pages asked")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
