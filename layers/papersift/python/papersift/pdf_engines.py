@@ -1063,6 +1063,12 @@ class PdfHandle:
             return {}
         return self._on_text_page(number, lambda page, textpage: pdf_fonts.token_fonts(textpage, tokens))
 
+    def font_texts(self, number: int) -> list[tuple[str, str]]:
+        """(font, text) of each of page ``number``'s text objects (pdf_fonts.font_texts)."""
+        if self.pdfium is None:
+            return []
+        return self._on_text_page(number, pdf_fonts.font_texts)
+
     def font_uses(self, number: int) -> list[FontUse]:
         """The fonts page ``number``'s text uses (over FONT_SUMMARY_SAMPLES characters), by name, for
         the page report: pdfium's facts for each (once per batch), and what the font dictionaries

@@ -188,6 +188,41 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
         unmapped
 
 
+#: symbol and dingbat fonts by name: their glyphs are no letters, whatever their map says
+_SYMBOL_FONT = re.compile(r"symbol|dingbat|wingding|webding|^mt-?extra", re.IGNORECASE)
+
+
+def is_symbol_font(name: str) -> bool:
+    """Whether a base font name is a symbol or dingbat font's (Symbol, ZapfDingbats, Wingdings)."""
+    return _SYMBOL_FONT.search(name) is not None
+
+
+def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str]]:
+    """(base font name, text) of each of the page's text objects (forms included) that has text,
+    in content order: the page's text told apart by the font that draws it."""
+    found: list[tuple[str, str]] = []
+    names: dict[int, str] = {}
+    address = ctypes.c_void_p.from_buffer
+    get_font, get_text, no_buffer = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT, _NO_BUFFER
+    buffer = (ctypes.c_ushort * 256)()
+    for obj in _text_objects(raw_page, False, 0):
+        font = get_font(obj)
+        if not font:
+            continue
+        size = get_text(obj, textpage, None, no_buffer)  # bytes, the NUL included
+        if size <= 2:
+            continue
+        if size > 2 * len(buffer):
+            buffer = (ctypes.c_ushort * (size // 2 + 1))()
+        get_text(obj, textpage, buffer, ctypes.c_ulong(size))
+        key = address(font).value or 0
+        name = names.get(key)
+        if name is None:
+            name = names[key] = _base_name(font)
+        found.append((name, ctypes.string_at(buffer, size - 2).decode("utf-16-le", "replace")))
+    return found
+
+
 def sampled_fonts_in_use(textpage: Any, samples: int) -> tuple[dict[str, UsedFont], int]:
     """:func:`fonts_in_use` estimated from at most ``samples`` characters spread over the page:
     what each font draws, in sampled characters, and how many of those pdfium found no Unicode

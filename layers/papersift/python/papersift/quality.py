@@ -72,6 +72,10 @@ class TextVerdict:
     language: str | None = None
     #: one human-readable sentence
     reason: str = ""
+    #: sampled words of 3+ letters no list knows whose letter triples real words mostly do not use:
+    #: on a sound page, what a minority font with a wrong map leaves (the PDF ladder then judges
+    #: the page's fonts apart); 0 on a page whose misses read as names, codes or a language
+    implausible_words: int = 0
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,20 @@ class Thresholds:
     arabic_cipher_hit_rate: float = 0.55  # sound Arabic prose ~0.95; a wrong ToUnicode map (corpus) 0.36
     arabic_corrupt_hit_rate: float = 0.2
     arabic_low_hit_rate: float = 0.7
+    # -- one font's words among a sound page's (the PDF ladder: formats/pdf.py) --------------------
+    #: a missed word whose letter triples are below this share real ones is implausible
+    implausible_word_trigrams: float = 0.5
+    #: this many implausible words in a sound page's sample have its fonts judged apart (on the
+    #: corpus and bench-pdfs, 55 pages of 703 have 3 or more; a probe page's wrong font 3 to 20)
+    minority_gate_words: int = 3
+    #: a font's words are garbage when it draws this many checked words, this many distinct misses,
+    #: hits fewer than cipher_hit_rate of them, and its misses' letter pairs AND triples are below
+    #: plausible_bigrams / plausible_trigrams (both: a font's few words are a small sample); on
+    #: real pages the nearest sound font (chart labels 'iDP' x9) had 1 distinct miss
+    minority_font_words: int = 6
+    minority_font_misses: int = 5
+    #: ... while the page's other fonts read as words: this many checked, good_hit_rate of them hits
+    minority_rest_words: int = 15
 
 
 THRESHOLDS = Thresholds()
@@ -328,6 +346,7 @@ class _Words:
     broken_pairs: int = 0  # neighbouring fragments that join into a dictionary word
     broken_rate: float = 0.0
     language: str | None = None
+    implausible_words: int = 0  # missed words whose letter triples are mostly unknown
 
 
 @dataclass(frozen=True)
@@ -373,9 +392,10 @@ class _Evidence:
         self.signals.append(signal)
         self.reasons.append(reason)
 
-    def verdict(self, language: str | None, sound: str) -> TextVerdict:
+    def verdict(self, language: str | None, sound: str, implausible_words: int = 0) -> TextVerdict:
         reasons = self.reasons or [sound + (f" ({language})" if language else "")]
         return TextVerdict(
+            implausible_words=implausible_words,
             score=round(max(0.0, min(1.0, self.score)), 4),
             suspect=self.suspect or self.corrupt,
             corrupt=self.corrupt,
@@ -414,7 +434,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
         _judge_arabic(text, evidence)
     _judge_length(page, evidence)
     _judge_picture(page, evidence)
-    return evidence.verdict(language, sound)
+    return evidence.verdict(language, sound, page.words.implausible_words if page.words else 0)
 
 
 def detect_language(text: str) -> str | None:
@@ -922,7 +942,8 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
     lengths = list(map(len, sample))
     long_misses = [i for i in compress(range(len(sample)), map(not_, in_dict)) if lengths[i] > 2]
     checked = list(compress(in_dict, map((2).__lt__, lengths)))
-    if any(lex.knows(sample[i]) for i in long_misses):
+    unknown = [sample[i] for i in long_misses if not lex.knows(sample[i])]
+    if len(unknown) < len(long_misses):
         checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
     n = len(checked)
     hits = sum(checked)
@@ -951,7 +972,21 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
         language=_language(masks) if hit_rate >= _T.real_words_hit_rate else None,
+        implausible_words=_implausible_words(unknown, lex) if unknown else 0,
     )
+
+
+def _implausible_words(words: Sequence[str], lex: Lexicon) -> int:
+    """How many of ``words`` (lower case) have fewer than ``implausible_word_trigrams`` of their
+    letter triples (word edges marked) among those real words use."""
+    count = 0
+    trigrams = lex.trigrams
+    for word in words:
+        edged = f"^{fold_accents(word)}$"
+        triples = len(edged) - 2
+        if sum(edged[i : i + 3] in trigrams for i in range(triples)) < _T.implausible_word_trigrams * triples:
+            count += 1
+    return count
 
 
 def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:
@@ -1104,3 +1139,63 @@ def glyph_code_tokens(text: str) -> list[str]:
         if len({char for char in token if not char.isdigit()}) >= 2:
             found.append(token)
     return found
+
+
+@dataclass(frozen=True)
+class FontWords:
+    """The dictionary and letter evidence on the words one font draws on a page."""
+
+    font: str
+    checked: int  # words of 3+ letters looked up
+    hits: int  # ... that are dictionary words
+    bigram_plausibility: float  # share of the missed words' letter pairs real words use
+    trigram_plausibility: float  # ... and letter triples
+    misses: tuple[str, ...]  # the distinct missed words, as drawn, longest first
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.checked if self.checked else 1.0
+
+
+def font_words(texts: Sequence[tuple[str, str]], lex: Lexicon | None = None) -> list[FontWords]:
+    """Per font, the evidence the page verdict reads for wrong letters (dictionary hits, letter-pair
+    and triple plausibility of the misses), over the words of ``texts`` (font, text) pairs, each
+    pair one text object's: a font's words are judged apart from the rest of the page's."""
+    lex = lex or lexicon()
+    runs: dict[str, list[str]] = {}
+    for font, text in texts:
+        runs.setdefault(font, []).extend(_LATIN_LETTER_RUN.findall(text))
+    found = []
+    for font, words in runs.items():
+        long_ones = [w for w in words if len(w) > 2]
+        lowered = [w.lower() for w in long_ones]
+        known = [w in lex.common_mask or lex.knows(w) for w in lowered]
+        missed = [f"^{fold_accents(w)}$" for w, hit in zip(lowered, known, strict=True) if not hit]
+        pairs = [w[i : i + 2] for w in missed for i in range(1, len(w) - 2)]
+        triples = [w[i : i + 3] for w in missed for i in range(len(w) - 2)]
+        bigrams = sum(map(lex.bigrams.__contains__, pairs)) / len(pairs) if pairs else 1.0
+        trigrams = sum(map(lex.trigrams.__contains__, triples)) / len(triples) if triples else 1.0
+        distinct = dict.fromkeys(w for w, hit in zip(long_ones, known, strict=True) if not hit)
+        found.append(FontWords(font, len(known), sum(known), bigrams, trigrams,
+                               tuple(sorted(distinct, key=len, reverse=True))))
+    return found
+
+
+def minority_font_garbage(texts: Sequence[tuple[str, str]], lex: Lexicon | None = None) -> FontWords | None:
+    """The font of ``texts`` ((font, text) pairs) whose words are not words (mostly unknown, and
+    their letters implausible: a wrong ToUnicode map's shifted or permuted letters) while the
+    other fonts' words read as words; None when there is none. The caller leaves out fonts whose
+    glyphs are no letters (math, symbols)."""
+    fonts = font_words(texts, lex)
+    checked, hits = sum(f.checked for f in fonts), sum(f.hits for f in fonts)
+    worst = None
+    for found in fonts:
+        rest = checked - found.checked
+        if (found.checked >= _T.minority_font_words and len(found.misses) >= _T.minority_font_misses
+                and found.hit_rate < _T.cipher_hit_rate
+                and found.bigram_plausibility < _T.plausible_bigrams
+                and found.trigram_plausibility < _T.plausible_trigrams
+                and rest >= _T.minority_rest_words and hits - found.hits >= _T.good_hit_rate * rest
+                and (worst is None or found.checked > worst.checked)):
+            worst = found
+    return worst

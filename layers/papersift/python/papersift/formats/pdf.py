@@ -26,15 +26,25 @@ from papersift.pdf_engines import (
     normalise_text,
     strip_controls,
 )
-from papersift.pdf_fonts import CODE_NUMBERED, PREDEFINED_CMAP, FontEvidence, FontUse, MathGlyphs
+from papersift.pdf_fonts import (
+    CODE_NUMBERED,
+    PREDEFINED_CMAP,
+    FontEvidence,
+    FontUse,
+    MathGlyphs,
+    is_math_font,
+    is_symbol_font,
+)
 from papersift.quality import (
     THIN_WORD_EVIDENCE,
+    THRESHOLDS,
     PageLayout,
     TextVerdict,
     arabic_word_share,
     assess_text,
     character_agreement,
     glyph_code_tokens,
+    minority_font_garbage,
     nonspace_count,
 )
 from papersift.report import EngineAttempt, ErrorRecord, PageFont, PageReport, PageStatus
@@ -453,6 +463,8 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # few dictionary words (codes, names, a table of numbers): the words vouch for little
     unvouched = short or not THIN_WORD_EVIDENCE.isdisjoint(best.verdict.signals)
     if not (suspect or script_only or unvouched):
+        if best.verdict.implausible_words >= THRESHOLDS.minority_gate_words and _minority_font(handle, number, work):
+            return []  # every engine reads the font through the same map
         return _vouch_for_codes(handle, number, work, ladder)
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
     # found no Unicode for (a short page: a handful of characters to ask about)
@@ -554,6 +566,34 @@ def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: lis
     work.best = _distrusted(best, UNVERIFIED_FONT, f"no map in the file ties the page's characters to Unicode "
                             f"({fonts.describe()}) and its few words cannot vouch for them")
     return []
+
+
+#: the signal of a sound page one font of which draws words that are not words (a wrong ToUnicode
+#: map's letters): the rendered page judges it (routing.UNCERTAIN_SIGNALS)
+MINORITY_FONT_GARBAGE = "minority_font_garbage"
+#: the font's words the rendering check must read (PageContent.unverified_text)
+MINORITY_FONT_TOKENS = 5
+
+
+def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
+    """A sound page whose sample holds implausible words (quality.TextVerdict.implausible_words)
+    has its words judged font by font (math and symbol fonts left out): one font whose words are
+    not words while the rest of the page reads as words is a font whose map gives the wrong
+    letters, which no page-wide rate sees (~5-20% of the words). Its words are not trusted until
+    the rendered page reads them."""
+    best = work.best
+    assert best is not None
+    texts = [(font, text) for font, text in handle.font_texts(number)
+             if not (is_math_font(font) or is_symbol_font(font))]
+    found = minority_font_garbage(texts)
+    if found is None:
+        return False
+    work.unverified_text = list(found.misses[:MINORITY_FONT_TOKENS])
+    shown = ", ".join(f"'{token}'" for token in found.misses[:3])
+    work.best = _distrusted(best, MINORITY_FONT_GARBAGE, f"the words drawn with {found.font} are not words "
+                            f"({found.checked - found.hits} of {found.checked} unknown, letters no language uses: "
+                            f"{shown}) while the rest of the page reads as words: its Unicode map gives wrong letters")
+    return True
 
 
 #: the tokens of a page looked at a page at most (a page of code can hold thousands)
@@ -799,7 +839,8 @@ def _status(handle: PdfHandle, work: _PageWork, settings: Settings) -> tuple[Pag
     if work.notes or handle.open_note:
         why = "; ".join([why, *work.notes, *filter(None, [handle.open_note])])
     draws = work.layout.image_count > 0 or work.layout.has_vector_glyphs
-    if not best.text.strip() or draws or "unmapped_font" in verdict.signals or UNVERIFIED_FONT in verdict.signals:
+    if not best.text.strip() or draws or "unmapped_font" in verdict.signals or UNVERIFIED_FONT in verdict.signals \
+            or MINORITY_FONT_GARBAGE in verdict.signals:
         return PageStatus.NEEDS_OCR, f"{why}; OCR needed (ocr_mode={settings.ocr_mode})"
     if verdict.corrupt:
         tried = ", ".join(a.engine for a in work.attempts)

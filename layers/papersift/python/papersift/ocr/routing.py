@@ -74,8 +74,8 @@ REGION_SCOPES = frozenset({PICTURES, GLYPHS})
 CAPPED_SCOPES = frozenset({RENDERING_CHECK, GLYPHS})
 #: what leaves a text layer uncertain, not broken: its characters may be right, and only the rendered
 #: page can say (fonts no map in the file ties to Unicode, characters implausible for their script,
-#: engines that read other characters from the same fonts)
-UNCERTAIN_SIGNALS = frozenset({"unverified_font", "implausible_script", "engines_disagree"})
+#: engines that read other characters from the same fonts, one font's words that are not words)
+UNCERTAIN_SIGNALS = frozenset({"unverified_font", "implausible_script", "engines_disagree", "minority_font_garbage"})
 
 #: page statuses whose text layer cannot be used: OCR reads the whole page
 _UNUSABLE_LAYER = frozenset({"needs_ocr", "corrupt_unrecoverable", "failed"})
