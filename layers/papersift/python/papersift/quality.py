@@ -72,10 +72,11 @@ class TextVerdict:
     language: str | None = None
     #: one human-readable sentence
     reason: str = ""
-    #: sampled words of 3+ letters no list knows whose letter triples real words mostly do not use:
-    #: on a sound page, what a minority font with a wrong map leaves (the PDF ladder then judges
-    #: the page's fonts apart); 0 on a page whose misses read as names, codes or a language
-    implausible_words: int = 0
+    #: the distinct sampled words of 3+ letters no list knows whose letter triples real words mostly
+    #: do not use (acronyms of up to 4 capitals aside), as drawn: on a sound page, what a minority
+    #: font with a wrong map leaves (the PDF ladder then judges the page's fonts apart); none on a
+    #: page whose misses read as names, codes or a language
+    implausible_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,8 +200,8 @@ class Thresholds:
     # -- one font's words among a sound page's (the PDF ladder: formats/pdf.py) --------------------
     #: a missed word whose letter triples are below this share real ones is implausible
     implausible_word_trigrams: float = 0.5
-    #: this many implausible words in a sound page's sample have its fonts judged apart (on the
-    #: corpus and bench-pdfs, 55 pages of 703 have 3 or more; a probe page's wrong font 3 to 20)
+    #: this many distinct implausible words in a sound page's sample, drawn with one font, have
+    #: its words judged font by font (the PDF ladder)
     minority_gate_words: int = 3
     #: a font's words are garbage when it draws this many checked words, this many distinct misses,
     #: hits fewer than cipher_hit_rate of them, and its misses' letter pairs AND triples are below
@@ -346,7 +347,7 @@ class _Words:
     broken_pairs: int = 0  # neighbouring fragments that join into a dictionary word
     broken_rate: float = 0.0
     language: str | None = None
-    implausible_words: int = 0  # missed words whose letter triples are mostly unknown
+    implausible_words: tuple[str, ...] = ()  # missed words whose letter triples are mostly unknown
 
 
 @dataclass(frozen=True)
@@ -392,7 +393,7 @@ class _Evidence:
         self.signals.append(signal)
         self.reasons.append(reason)
 
-    def verdict(self, language: str | None, sound: str, implausible_words: int = 0) -> TextVerdict:
+    def verdict(self, language: str | None, sound: str, implausible_words: tuple[str, ...] = ()) -> TextVerdict:
         reasons = self.reasons or [sound + (f" ({language})" if language else "")]
         return TextVerdict(
             implausible_words=implausible_words,
@@ -434,7 +435,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
         _judge_arabic(text, evidence)
     _judge_length(page, evidence)
     _judge_picture(page, evidence)
-    return evidence.verdict(language, sound, page.words.implausible_words if page.words else 0)
+    return evidence.verdict(language, sound, page.words.implausible_words if page.words else ())
 
 
 def detect_language(text: str) -> str | None:
@@ -942,7 +943,7 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
     lengths = list(map(len, sample))
     long_misses = [i for i in compress(range(len(sample)), map(not_, in_dict)) if lengths[i] > 2]
     checked = list(compress(in_dict, map((2).__lt__, lengths)))
-    unknown = [sample[i] for i in long_misses if not lex.knows(sample[i])]
+    unknown = [i for i in long_misses if not lex.knows(sample[i])]
     if len(unknown) < len(long_misses):
         checked = [hit or lex.knows(w) for w, hit in zip(sample, in_dict, strict=True) if len(w) > 2]
     n = len(checked)
@@ -972,21 +973,24 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
         language=_language(masks) if hit_rate >= _T.real_words_hit_rate else None,
-        implausible_words=_implausible_words(unknown, lex) if unknown else 0,
+        implausible_words=_implausible_words([original[i] for i in unknown], lex)
+        if len(unknown) >= _T.minority_gate_words else (),
     )
 
 
-def _implausible_words(words: Sequence[str], lex: Lexicon) -> int:
-    """How many of ``words`` (lower case) have fewer than ``implausible_word_trigrams`` of their
-    letter triples (word edges marked) among those real words use."""
-    count = 0
+def _implausible_words(words: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
+    """The distinct ``words`` with fewer than ``implausible_word_trigrams`` of their letter triples
+    (word edges marked) among those real words use; acronyms (up to 4 capitals: LLC, DMCA) aside."""
+    found: dict[str, None] = {}
     trigrams = lex.trigrams
     for word in words:
-        edged = f"^{fold_accents(word)}$"
+        if word in found or (len(word) <= 4 and word.isupper()):
+            continue
+        edged = f"^{fold_accents(word.lower())}$"
         triples = len(edged) - 2
         if sum(edged[i : i + 3] in trigrams for i in range(triples)) < _T.implausible_word_trigrams * triples:
-            count += 1
-    return count
+            found[word] = None
+    return tuple(found)
 
 
 def _case_flips(text: str, lex: Lexicon) -> tuple[int, int]:

@@ -463,7 +463,8 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # few dictionary words (codes, names, a table of numbers): the words vouch for little
     unvouched = short or not THIN_WORD_EVIDENCE.isdisjoint(best.verdict.signals)
     if not (suspect or script_only or unvouched):
-        if best.verdict.implausible_words >= THRESHOLDS.minority_gate_words and _minority_font(handle, number, work):
+        if len(best.verdict.implausible_words) >= THRESHOLDS.minority_gate_words and _minority_font(
+                handle, number, work):
             return []  # every engine reads the font through the same map
         return _vouch_for_codes(handle, number, work, ladder)
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
@@ -583,6 +584,12 @@ def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
     the rendered page reads them."""
     best = work.best
     assert best is not None
+    # first what costs a text search each: the fonts that draw the implausible words; only when
+    # enough of them are one font's are the page's text objects read (a few ms on a long page)
+    drawn = Counter(font for font in handle.token_fonts(number, best.verdict.implausible_words).values()
+                    if not (is_math_font(font) or is_symbol_font(font)))
+    if not drawn or drawn.most_common(1)[0][1] < THRESHOLDS.minority_gate_words:
+        return False
     texts = [(font, text) for font, text in handle.font_texts(number)
              if not (is_math_font(font) or is_symbol_font(font))]
     found = minority_font_garbage(texts)
