@@ -1063,8 +1063,8 @@ class PdfHandle:
             return {}
         return self._on_text_page(number, lambda page, textpage: pdf_fonts.token_fonts(textpage, tokens))
 
-    def font_texts(self, number: int) -> list[tuple[str, str]]:
-        """(font, text) of each of page ``number``'s text objects (pdf_fonts.font_texts)."""
+    def font_texts(self, number: int) -> list[tuple[str, str, bool]]:
+        """(font, text, monospaced) of each of page ``number``'s text objects (pdf_fonts.font_texts)."""
         if self.pdfium is None:
             return []
         return self._on_text_page(number, pdf_fonts.font_texts)

@@ -190,6 +190,9 @@ def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int
 
 #: symbol and dingbat fonts by name: their glyphs are no letters, whatever their map says
 _SYMBOL_FONT = re.compile(r"symbol|dingbat|wingding|webding|^mt-?extra", re.IGNORECASE)
+#: monospaced (code) fonts by name, for those whose descriptor does not say FixedPitch
+_MONOSPACE_FONT = re.compile(r"courier|mono|^cmtt|^lmtt|typewriter|consol|menlo|inconsolata|code", re.IGNORECASE)
+_FIXED_PITCH_FLAG = 1  # /FontDescriptor /Flags bit 1
 
 
 def is_symbol_font(name: str) -> bool:
@@ -197,11 +200,13 @@ def is_symbol_font(name: str) -> bool:
     return _SYMBOL_FONT.search(name) is not None
 
 
-def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str]]:
-    """(base font name, text) of each of the page's text objects (forms included) that has text,
-    in content order: the page's text told apart by the font that draws it."""
-    found: list[tuple[str, str]] = []
-    names: dict[int, str] = {}
+def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str, bool]]:
+    """(base font name, text, monospaced) of each of the page's text objects (forms included) that
+    has text, in content order: the page's text told apart by the font that draws it. Monospaced:
+    the descriptor says FixedPitch, or the name is a code font's (Courier, *Mono, CMTT): what
+    code, registers and identifiers are set in."""
+    found: list[tuple[str, str, bool]] = []
+    names: dict[int, tuple[str, bool]] = {}
     address = ctypes.c_void_p.from_buffer
     get_font, get_text, no_buffer = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT, _NO_BUFFER
     buffer = (ctypes.c_ushort * 256)()
@@ -216,10 +221,12 @@ def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str]]:
             buffer = (ctypes.c_ushort * (size // 2 + 1))()
         get_text(obj, textpage, buffer, ctypes.c_ulong(size))
         key = address(font).value or 0
-        name = names.get(key)
-        if name is None:
-            name = names[key] = _base_name(font)
-        found.append((name, ctypes.string_at(buffer, size - 2).decode("utf-16-le", "replace")))
+        named = names.get(key)
+        if named is None:
+            name = _base_name(font)
+            fixed = bool(pdfium_c.FPDFFont_GetFlags(font) & _FIXED_PITCH_FLAG) or bool(_MONOSPACE_FONT.search(name))
+            named = names[key] = (name, fixed)
+        found.append((named[0], ctypes.string_at(buffer, size - 2).decode("utf-16-le", "replace"), named[1]))
     return found
 
 

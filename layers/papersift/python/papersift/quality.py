@@ -1164,11 +1164,13 @@ class FontWords:
 def font_words(texts: Sequence[tuple[str, str]], lex: Lexicon | None = None) -> list[FontWords]:
     """Per font, the evidence the page verdict reads for wrong letters (dictionary hits, letter-pair
     and triple plausibility of the misses), over the words of ``texts`` (font, text) pairs, each
-    pair one text object's: a font's words are judged apart from the rest of the page's."""
+    pair one text object's: a font's words are judged apart from the rest of the page's. Words
+    with a capital inside (CrcByteByByte, MulByXpowD, iPhone) are codes or names, not judged: a
+    wrong map keeps the drawn words' case."""
     lex = lex or lexicon()
     runs: dict[str, list[str]] = {}
     for font, text in texts:
-        runs.setdefault(font, []).extend(_LATIN_LETTER_RUN.findall(text))
+        runs.setdefault(font, []).extend(w for w in _LATIN_LETTER_RUN.findall(text) if not _FLIP.search(w))
     found = []
     for font, words in runs.items():
         long_ones = [w for w in words if len(w) > 2]

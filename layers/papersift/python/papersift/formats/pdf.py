@@ -578,7 +578,7 @@ MINORITY_FONT_TOKENS = 5
 
 def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
     """A sound page whose sample holds implausible words (quality.TextVerdict.implausible_words)
-    has its words judged font by font (math and symbol fonts left out): one font whose words are
+    has its words judged font by font (math, symbol and code fonts left out): one font whose words are
     not words while the rest of the page reads as words is a font whose map gives the wrong
     letters, which no page-wide rate sees (~5-20% of the words). Its words are not trusted until
     the rendered page reads them."""
@@ -590,8 +590,10 @@ def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
                     if not (is_math_font(font) or is_symbol_font(font)))
     if not drawn or drawn.most_common(1)[0][1] < THRESHOLDS.minority_gate_words:
         return False
-    texts = [(font, text) for font, text in handle.font_texts(number)
-             if not (is_math_font(font) or is_symbol_font(font))]
+    # code fonts left out as well: registers and identifiers (eax, vgdb, iropt) are no words, and
+    # their letters no language's
+    texts = [(font, text) for font, text, monospaced in handle.font_texts(number)
+             if not (monospaced or is_math_font(font) or is_symbol_font(font))]
     found = minority_font_garbage(texts)
     if found is None:
         return False
