@@ -1063,6 +1063,16 @@ class PdfHandle:
             return {}
         return self._on_text_page(number, lambda page, textpage: pdf_fonts.token_fonts(textpage, tokens))
 
+    def font_shares(self, number: int, sample: int) -> dict[str, float]:
+        """Base font name -> its share of page ``number``'s characters, estimated from ``sample``
+        characters spread over the page (pdf_fonts.sampled_fonts_in_use: the cost does not grow
+        with the page)."""
+        if self.pdfium is None:
+            return {}
+        used, _ = self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_fonts_in_use(textpage, sample))
+        total = sum(u.chars for u in used.values())
+        return {name: u.chars / total for name, u in used.items()} if total else {}
+
     def font_texts(self, number: int) -> list[tuple[str, str, bool]]:
         """(font, text, monospaced) of each of page ``number``'s text objects (pdf_fonts.font_texts)."""
         if self.pdfium is None:

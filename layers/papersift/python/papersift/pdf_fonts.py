@@ -200,6 +200,11 @@ def is_symbol_font(name: str) -> bool:
     return _SYMBOL_FONT.search(name) is not None
 
 
+def is_monospace_font(name: str) -> bool:
+    """Whether a base font name is a code font's by its name (Courier, DejaVuSansMono, CMTT10)."""
+    return _MONOSPACE_FONT.search(name) is not None
+
+
 def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str, bool]]:
     """(base font name, text, monospaced) of each of the page's text objects (forms included) that
     has text, in content order: the page's text told apart by the font that draws it. Monospaced:
@@ -224,7 +229,7 @@ def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str, bool]]:
         named = names.get(key)
         if named is None:
             name = _base_name(font)
-            fixed = bool(pdfium_c.FPDFFont_GetFlags(font) & _FIXED_PITCH_FLAG) or bool(_MONOSPACE_FONT.search(name))
+            fixed = bool(pdfium_c.FPDFFont_GetFlags(font) & _FIXED_PITCH_FLAG) or is_monospace_font(name)
             named = names[key] = (name, fixed)
         found.append((named[0], ctypes.string_at(buffer, size - 2).decode("utf-16-le", "replace"), named[1]))
     return found

@@ -33,6 +33,7 @@ from papersift.pdf_fonts import (
     FontUse,
     MathGlyphs,
     is_math_font,
+    is_monospace_font,
     is_symbol_font,
 )
 from papersift.quality import (
@@ -574,6 +575,9 @@ def _vouch_by_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: lis
 MINORITY_FONT_GARBAGE = "minority_font_garbage"
 #: the font's words the rendering check must read (PageContent.unverified_text)
 MINORITY_FONT_TOKENS = 5
+#: a font drawing this share of the page's sampled characters (FONT_SAMPLES) is its body: a body
+#: font's wrong letters pull the page's own rates down, which the page verdict judges
+BODY_FONT_SHARE = 0.6
 
 
 def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
@@ -585,10 +589,15 @@ def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
     best = work.best
     assert best is not None
     # first what costs a text search each: the fonts that draw the implausible words; only when
-    # enough of them are one font's are the page's text objects read (a few ms on a long page)
+    # enough of them are one font's, and it is not the page's body font (48 characters sampled),
+    # are the page's text objects read (a few ms on a long page)
     drawn = Counter(font for font in handle.token_fonts(number, best.verdict.implausible_words).values()
-                    if not (is_math_font(font) or is_symbol_font(font)))
-    if not drawn or drawn.most_common(1)[0][1] < THRESHOLDS.minority_gate_words:
+                    if not (is_math_font(font) or is_symbol_font(font) or is_monospace_font(font)))
+    if not drawn:
+        return False
+    font, count = drawn.most_common(1)[0]
+    if count < THRESHOLDS.minority_gate_words or handle.font_shares(number, FONT_SAMPLES).get(font, 0.0) \
+            >= BODY_FONT_SHARE:
         return False
     # code fonts left out as well: registers and identifiers (eax, vgdb, iropt) are no words, and
     # their letters no language's
