@@ -72,11 +72,10 @@ class TextVerdict:
     language: str | None = None
     #: one human-readable sentence
     reason: str = ""
-    #: the distinct sampled words of 3+ letters no list knows whose letter triples real words mostly
-    #: do not use (acronyms of up to 4 capitals aside), as drawn: on a sound page, what a minority
-    #: font with a wrong map leaves (the PDF ladder then judges the page's fonts apart); none on a
-    #: page whose misses read as names, codes or a language
-    implausible_words: tuple[str, ...] = ()
+    #: the sampled words of 3+ letters no list knows, as drawn (empty when fewer than
+    #: ``minority_gate_words``): where the PDF ladder looks for a minority font's wrong letters
+    #: (:func:`implausible_words`), only on the pages that need it
+    unknown_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -347,7 +346,7 @@ class _Words:
     broken_pairs: int = 0  # neighbouring fragments that join into a dictionary word
     broken_rate: float = 0.0
     language: str | None = None
-    implausible_words: tuple[str, ...] = ()  # missed words whose letter triples are mostly unknown
+    unknown_words: tuple[str, ...] = ()  # sampled words no list knows, as drawn
 
 
 @dataclass(frozen=True)
@@ -393,10 +392,10 @@ class _Evidence:
         self.signals.append(signal)
         self.reasons.append(reason)
 
-    def verdict(self, language: str | None, sound: str, implausible_words: tuple[str, ...] = ()) -> TextVerdict:
+    def verdict(self, language: str | None, sound: str, unknown_words: tuple[str, ...] = ()) -> TextVerdict:
         reasons = self.reasons or [sound + (f" ({language})" if language else "")]
         return TextVerdict(
-            implausible_words=implausible_words,
+            unknown_words=unknown_words,
             score=round(max(0.0, min(1.0, self.score)), 4),
             suspect=self.suspect or self.corrupt,
             corrupt=self.corrupt,
@@ -435,7 +434,7 @@ def assess_text(text: str, layout: PageLayout | None = None, nonspace: int | Non
         _judge_arabic(text, evidence)
     _judge_length(page, evidence)
     _judge_picture(page, evidence)
-    return evidence.verdict(language, sound, page.words.implausible_words if page.words else ())
+    return evidence.verdict(language, sound, page.words.unknown_words if page.words else ())
 
 
 def detect_language(text: str) -> str | None:
@@ -973,16 +972,16 @@ def _word_evidence(original: Sequence[str], lex: Lexicon) -> _Words:
         glued_share=_glued_share(sample, in_dict, lex) if long_misses else 0.0,
         broken_pairs=broken, broken_rate=broken / max(len(sample), 1),
         language=_language(masks) if hit_rate >= _T.real_words_hit_rate else None,
-        implausible_words=_implausible_words([original[i] for i in unknown], lex)
-        if len(unknown) >= _T.minority_gate_words else (),
+        unknown_words=tuple(original[i] for i in unknown) if len(unknown) >= _T.minority_gate_words else (),
     )
 
 
-def _implausible_words(words: Sequence[str], lex: Lexicon) -> tuple[str, ...]:
+def implausible_words(words: Sequence[str], lex: Lexicon | None = None) -> tuple[str, ...]:
     """The distinct ``words`` with fewer than ``implausible_word_trigrams`` of their letter triples
-    (word edges marked) among those real words use; acronyms (up to 4 capitals: LLC, DMCA) aside."""
+    (word edges marked) among those real words use; acronyms (up to 4 capitals: LLC, DMCA) aside:
+    on a sound page, what a minority font with a wrong map leaves."""
     found: dict[str, None] = {}
-    trigrams = lex.trigrams
+    trigrams = (lex or lexicon()).trigrams
     for word in words:
         if word in found or (len(word) <= 4 and word.isupper()):
             continue

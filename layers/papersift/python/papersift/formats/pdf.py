@@ -45,6 +45,7 @@ from papersift.quality import (
     assess_text,
     character_agreement,
     glyph_code_tokens,
+    implausible_words,
     minority_font_garbage,
     nonspace_count,
 )
@@ -464,8 +465,7 @@ def _consult_fonts(handle: PdfHandle, number: int, work: _PageWork, ladder: list
     # few dictionary words (codes, names, a table of numbers): the words vouch for little
     unvouched = short or not THIN_WORD_EVIDENCE.isdisjoint(best.verdict.signals)
     if not (suspect or script_only or unvouched):
-        if len(best.verdict.implausible_words) >= THRESHOLDS.minority_gate_words and _minority_font(
-                handle, number, work):
+        if best.verdict.unknown_words and _minority_font(handle, number, work):
             return []  # every engine reads the font through the same map
         return _vouch_for_codes(handle, number, work, ladder)
     # first what costs nothing: the glyphs pdfium wrote as raw codes (suspect pages), or that it
@@ -581,8 +581,9 @@ BODY_FONT_SHARE = 0.6
 
 
 def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
-    """A sound page whose sample holds implausible words (quality.TextVerdict.implausible_words)
-    has its words judged font by font (math, symbol and code fonts left out): one font whose words are
+    """A sound page whose sample holds distinct implausible words (quality.implausible_words of
+    the verdict's unknown_words), ``minority_gate_words`` of them drawn by one font, has its words
+    judged font by font (math, symbol and code fonts left out): one font whose words are
     not words while the rest of the page reads as words is a font whose map gives the wrong
     letters, which no page-wide rate sees (~5-20% of the words). Its words are not trusted until
     the rendered page reads them."""
@@ -591,7 +592,10 @@ def _minority_font(handle: PdfHandle, number: int, work: _PageWork) -> bool:
     # first what costs a text search each: the fonts that draw the implausible words; only when
     # enough of them are one font's, and it is not the page's body font (48 characters sampled),
     # are the page's text objects read (a few ms on a long page)
-    drawn = Counter(font for font in handle.token_fonts(number, best.verdict.implausible_words).values()
+    implausible = implausible_words(best.verdict.unknown_words)
+    if len(implausible) < THRESHOLDS.minority_gate_words:
+        return False
+    drawn = Counter(font for font in handle.token_fonts(number, implausible).values()
                     if not (is_math_font(font) or is_symbol_font(font) or is_monospace_font(font)))
     if not drawn:
         return False
