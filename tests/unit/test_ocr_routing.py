@@ -70,7 +70,8 @@ def test_an_invisible_ocr_layer_is_read_again_only_when_its_quality_is_doubtful(
     assert ocr_need("clean", 0.8, image_area_ratio=0.1, invisible_share=1.0) is None
 
 
-@pytest.mark.parametrize("signal", ["unverified_font", "implausible_script", "engines_disagree"])
+@pytest.mark.parametrize("signal", ["unverified_font", "implausible_script", "engines_disagree",
+                                    "minority_font_garbage"])
 def test_an_uncertain_text_layer_is_checked_against_the_rendered_page(signal: str) -> None:
     need = ocr_need("needs_ocr", 0.4, signals=["few_dictionary_words", signal], has_text=True)
     assert need is not None and need.scope == RENDERING_CHECK
