@@ -11,6 +11,7 @@ pdftotext.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import ctypes
 import functools
@@ -138,7 +139,7 @@ CROP_SLACK_CHARS = 3
 HIDDEN_SHARE = 0.5
 
 
-_RAW_LINE = re.compile(r"[^\r\n\f]*")
+_LINE_BREAK = re.compile(r"[\r\n\f]")
 
 
 def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], turn: int,
@@ -173,17 +174,22 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     x0, y1, across, down = frame.x0, frame.y1, frame.across, frame.down
     displayed = frame.displayed if frame.rotation else None
     bold_at = _Weights(textpage).bold if bold is not None else None
+    marks = bold if bold is not None else []
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
     nul = "\x00" in raw
     starts, texts = _raw_lines(raw)
-    # each raw line right-stripped, and as normalise_text leaves it (rstrip and replace hand back a string
-    # they leave alone)
-    stripped = list(map(str.rstrip, texts))
-    kept = list(map(str.rstrip, map(str.replace, stripped, itertools.repeat("\x00"), itertools.repeat("")))) \
-        if nul else stripped
+    # each raw line right-stripped, and as normalise_text leaves it: without the NULs of those that hold one
+    stripped = kept = list(map(str.rstrip, texts))
+    if nul:
+        kept = stripped.copy()
+        place = raw.find("\x00")
+        while place >= 0:
+            k = bisect.bisect_right(starts, place) - 1
+            kept[k] = stripped[k].replace("\x00", "").rstrip()
+            place = raw.find("\x00", starts[k] + len(texts[k]))
     spans_count = len(texts)
-    margin, rounder = ROUNDING_MARGIN, _ROUNDER
+    low, high, rounder = -ROUNDING_MARGIN, ROUNDING_MARGIN, _ROUNDER
     at = shift = 0
     for index, line in enumerate(lines):
         if not line:  # a line of spaces is found nowhere either: no raw line is kept with its trailing spaces
@@ -233,10 +239,10 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
             height = ends[1] - ends[3]  # rounded to 0.1 as the box is to 1/10,000, below
             scaled = height * 10.0
             whole = scaled + rounder - rounder
-            heights[index] = whole / 10.0 if 0.5 < scaled < MAX_HEIGHT * 10.0 and -margin < scaled - whole < margin \
+            heights[index] = whole / 10.0 if 0.5 < scaled < MAX_HEIGHT * 10.0 and low < scaled - whole < high \
                 else round(height, 1)
-            if bold is not None and bold_at is not None and bold_at(anchor + shift):
-                bold[index] = True
+            if bold_at is not None and bold_at(anchor + shift):
+                marks[index] = True
         if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
                 or get_unicode(textpage, last + shift) != ord(raw[last]) \
                 or not loose_box(textpage, first + shift, first_ref) or not loose_box(textpage, last + shift, last_ref):
@@ -268,8 +274,8 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
         whole_y1 = scaled_y1 + rounder - rounder
         if 0.5 < scaled_x0 <= 10000.0 and 0.5 < scaled_y0 <= 10000.0 and 0.5 < scaled_x1 <= 10000.0 \
                 and 0.5 < scaled_y1 <= 10000.0 \
-                and -margin < scaled_x0 - whole_x0 < margin and -margin < scaled_y0 - whole_y0 < margin \
-                and -margin < scaled_x1 - whole_x1 < margin and -margin < scaled_y1 - whole_y1 < margin:
+                and low < scaled_x0 - whole_x0 < high and low < scaled_y0 - whole_y0 < high \
+                and low < scaled_x1 - whole_x1 < high and low < scaled_y1 - whole_y1 < high:
             boxes[index] = [whole_x0 / 10000.0, whole_y0 / 10000.0, whole_x1 / 10000.0, whole_y1 / 10000.0]
         else:
             boxes[index] = fractions(((left - x0) * across, (y1 - top) * down, (right - x0) * across,
@@ -296,6 +302,7 @@ _TEXT_FONT = _bare(pdfium_c.FPDFTextObj_GetFont, ctypes.c_void_p)
 _ENDS = ctypes.c_float * 8
 _RECT_BYTES = ctypes.sizeof(pdfium_c.FS_RECTF)
 _UNPACK_ENDS = struct.Struct("8f").unpack_from
+_GET_TEXT = _bare(pdfium_c.FPDFText_GetText)
 
 
 def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: int) -> Iterator[int]:
@@ -306,13 +313,36 @@ def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: in
     size = min(MAX_SHIFT_LOOK, count - start)
     if size <= 0:
         return
-    buffer = (ctypes.c_ushort * (size + 1))()
-    written = pdfium_c.FPDFText_GetText(textpage, start, size, buffer)
-    ahead = ctypes.string_at(buffer, 2 * max(written - 1, 0)).decode("utf-16-le", errors="replace")
-    found = ahead.find(wanted)
-    while found >= 0:
-        yield shift + 1 + found
-        found = ahead.find(wanted, found + 1)
+    buffer = _AHEAD()
+    written = _GET_TEXT(textpage, start, size, buffer)
+    yield from _shifts_reading(ctypes.string_at(buffer, 2 * max(written - 1, 0)), wanted, shift)
+
+
+def _shifts_reading(ahead: bytes, wanted: str, shift: int) -> Iterator[int]:
+    """``_likely_shifts`` in ``ahead`` (pdfium's UTF-16 text): its first ``SHIFT_CHUNK`` units
+    decoded first, as the shift is most often a few places on, the rest only once the caller asks
+    past them: the same shifts in the same order as of the whole text decoded (a chunk does not end
+    in a high surrogate, so it decodes as the whole text begins)."""
+    units = len(ahead) // 2
+    part = min(units, SHIFT_CHUNK)
+    while part < units and 0xD8 <= ahead[2 * part - 1] <= 0xDB:
+        part += 1
+    text = ahead[:2 * part].decode("utf-16-le", errors="replace")
+    found, after = text.find(wanted), 0
+    while True:
+        while found >= 0:
+            yield shift + 1 + found
+            after = found + 1
+            found = text.find(wanted, after)
+        if part == units:
+            return
+        part = units
+        text = ahead.decode("utf-16-le", errors="replace")
+        found = text.find(wanted, after)
+
+
+#: ``_shifts_reading``: the UTF-16 units of pdfium's text ahead decoded first
+SHIFT_CHUNK = 64
 
 
 class _Frame:
@@ -443,12 +473,24 @@ def _raw_lines(raw: str) -> tuple[list[int], list[str]]:
         starts = list(itertools.accumulate(map(operator.add, map(len, texts), itertools.repeat(2)), initial=0))
         starts.pop()  # the offset past the last line
         return starts, texts
-    found = [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
-    return [start for start, _ in found], [text for _, text in found]
+    # the matches of ``[^\r\n\f]*`` (finditer's: each text between two breaks, and an empty one where a
+    # text that is not empty ends), without a match object each
+    starts, texts, offset = [], [], 0
+    for text in _LINE_BREAK.split(raw):
+        starts.append(offset)
+        texts.append(text)
+        if text:
+            offset += len(text)
+            starts.append(offset)
+            texts.append("")
+        offset += 1
+    return starts, texts
 
 
 #: places further on a character's index is looked for (the characters beyond the page box before it)
 MAX_SHIFT_LOOK = 2000
+#: ``_likely_shifts``' buffer, one size for all (a ctypes array type is made once a length)
+_AHEAD = ctypes.c_ushort * (MAX_SHIFT_LOOK + 1)
 #: raw lines looked through for a final line before it is given up (blank lines between them)
 MAX_LINE_SKIP = 8
 
