@@ -157,7 +157,7 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     displayed (``_Frame``). Four to six pdfium calls a line, whatever its length, each through
     ``_bare`` (the line pass is most of what structure costs the extraction). ``bold``: a list
     as long as ``lines``, each line whose sampled character is set in a bold font marked True
-    (``_Weights``: one to two calls more; with the heights only).
+    (``_Weights``: two calls more, a font's first line three or four; with the heights only).
 
     The Python around those calls is most of the pass's time, so it is kept flat: ``raw``'s lines
     split and right-stripped once a page in C (``_raw_lines``), a line looked for where the last
