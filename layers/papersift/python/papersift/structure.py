@@ -7,7 +7,6 @@ document, never from one page; text.txt is never touched, only the Markdown and 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -122,31 +121,65 @@ def _bare_number(line: str) -> int | None:
     return int(token) if token.isdigit() else _roman_value(token)
 
 
-_END_NUMBER = re.compile(r"^\s*(\d{1,5})\s+\S|\S\s+(\d{1,5})\s*$")
+#: the most digits of a page number
+_PAGE_DIGITS = 5
 
 
 def _end_number(line: str) -> int | None:
-    """The page number a running head starts or ends with (``12  CHAPTER 4``, ``4.3. SECTION  13``)."""
-    found = _END_NUMBER.search(line)
-    if found is None or not any(char.isalpha() for char in line):  # a row of figures is no head
+    """The page number a running head starts or ends with (``12  CHAPTER 4``, ``4.3. SECTION  13``):
+    its first or last word, of digits alone, with more of the line beside it."""
+    if not any(char.isalpha() for char in line):  # a row of figures is no head
         return None
-    return int(found.group(1) or found.group(2))
+    words = line.split(None, 1)
+    if len(words) == 2 and len(words[0]) <= _PAGE_DIGITS and words[0].isdecimal():
+        return int(words[0])
+    words = line.rsplit(None, 1)
+    if len(words) == 2 and len(words[1]) <= _PAGE_DIGITS and words[1].isdecimal():
+        return int(words[1])
+    return None
+
+
+#: what ``_peel`` reads of an edge line: the number it holds alone, the page number it starts or
+#: ends with, its running key (None: a row of figures, no running head)
+_EdgeFacts = tuple[int | None, int | None, str | None]
+
+
+def _edge_facts(line: str) -> _EdgeFacts:
+    bare = _bare_number(line)
+    if bare is not None:
+        return bare, None, None
+    key = _running_key(line)
+    return None, _end_number(line), key if any(char.isalpha() for char in key) else None
 
 
 def _edges(lines: Sequence[str], taken: dict[int, str], inner: bool) -> list[tuple[int, str]]:
     """(index, position) of a page's non-blank lines in its first and last ``EDGE_LINES``, lines
     already set apart aside; none on a page of fewer than three lines (a running line stands apart
     from a body). ``inner``: only at an edge that has lines set apart already (the next line of a
-    head of several lines)."""
-    filled = [i for i, line in enumerate(lines) if line.strip() and i not in taken]
-    if len(filled) < EDGE_LINES + 1:
+    head of several lines). Read from the two ends: a page's middle is never looked at."""
+    top: list[int] = []
+    for i, line in enumerate(lines):
+        if line and not line.isspace() and i not in taken:
+            top.append(i)
+            if len(top) == EDGE_LINES:
+                break
+    if len(top) < EDGE_LINES:
         return []
-    top = [(i, HEADER) for i in filled[:EDGE_LINES]]
-    bottom = [(i, FOOTER) for i in filled[-EDGE_LINES:] if i not in {t for t, _ in top}]
+    bottom: list[int] = []
+    for i in range(len(lines) - 1, top[-1], -1):
+        line = lines[i]
+        if line and not line.isspace() and i not in taken:
+            bottom.append(i)
+            if len(bottom) == EDGE_LINES:
+                break
+    if len(top) + len(bottom) < EDGE_LINES + 1:
+        return []
+    bottom.reverse()
     if inner:
-        top = top if any(i < filled[0] for i in taken) else []
-        bottom = bottom if any(i > filled[-1] for i in taken) else []
-    return top + bottom
+        first, last = top[0], bottom[-1]
+        top = top if any(i < first for i in taken) else []
+        bottom = bottom if any(i > last for i in taken) else []
+    return [(i, HEADER) for i in top] + [(i, FOOTER) for i in bottom]
 
 
 #: rounds of peeling: a head of three lines (title, subtitle, page number) comes off in two
@@ -166,13 +199,15 @@ def running_lines(pages: Sequence[Sequence[str]]) -> list[dict[int, str]]:
     found: list[dict[int, str]] = [{} for _ in pages]
     if len(pages) < MIN_RUNNING_PAGES:
         return found
+    facts: dict[str, _EdgeFacts] = {}  # by the line's text: a running head is read once, not once a page
     for peel in range(PEEL_ROUNDS):
-        if not _peel(pages, found, inner=peel > 0):
+        if not _peel(pages, found, peel > 0, facts):
             break
     return found
 
 
-def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bool) -> bool:
+def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bool,
+          facts: dict[str, _EdgeFacts]) -> bool:
     """One round of ``running_lines``: adds what it finds to ``found``; whether it found any."""
     seen: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     # per edge, one page-number candidate a page: (line, value, role); a number alone before a head
@@ -181,17 +216,19 @@ def _peel(pages: Sequence[Sequence[str]], found: list[dict[int, str]], inner: bo
     numbers: dict[str, dict[int, tuple[int, int, str]]] = defaultdict(dict)
     for page_index, lines in enumerate(pages):
         for line_index, position in _edges(lines, found[page_index], inner):
-            value = _bare_number(lines[line_index])
-            if value is not None:
+            line = lines[line_index]
+            read = facts.get(line)
+            if read is None:
+                read = facts[line] = _edge_facts(line)
+            bare, value, key = read
+            if bare is not None:
                 held = numbers[position].get(page_index)
                 if held is None or held[2] != PAGE_NUMBER:
-                    numbers[position][page_index] = (line_index, value, PAGE_NUMBER)
+                    numbers[position][page_index] = (line_index, bare, PAGE_NUMBER)
                 continue
-            value = _end_number(lines[line_index])
             if value is not None:
                 numbers[position].setdefault(page_index, (line_index, value, position))
-            key = _running_key(lines[line_index])
-            if not any(char.isalpha() for char in key.replace("#", "")):
+            if key is None:
                 continue  # a row of figures repeats in form, not as a running head
             entries = seen[(position, key)]
             if not entries or entries[-1][0] != page_index:
@@ -740,8 +777,16 @@ def box_blocks(blocks: Sequence[Block], boxes: Sequence[Sequence[float]]) -> Non
         x0 = y0 = math.inf
         x1 = y1 = -math.inf
         for box in boxes[block.line:block.line + block.lines]:
-            if box:
-                x0, y0, x1, y1 = min(x0, box[0]), min(y0, box[1]), max(x1, box[2]), max(y1, box[3])
+            if box:  # min and max by comparisons: a call each costs more than the rest of the loop
+                left, top, right, bottom = box
+                if left < x0:
+                    x0 = left
+                if top < y0:
+                    y0 = top
+                if right > x1:
+                    x1 = right
+                if bottom > y1:
+                    y1 = bottom
         if x0 != math.inf:
             block.bbox = [x0, y0, x1, y1]
 
@@ -828,16 +873,19 @@ _SENTENCE_ENDS = frozenset(".!?:;")
 _CLOSERS = "\"'”’)]"
 #: a line broken in a word: letters, then a hyphen (pdfium's soft hyphens are gone by now)
 _HYPHENS = ("-", "\u00ad", "\u2010")
+#: a short line ending so goes on into the next: no stub
+_NO_STUB_ENDS = (",", *_HYPHENS)
 _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010]$")
 _FIRST_WORD = re.compile(r"^([^\W\d_]+)")
-_TRAILING_WORD = re.compile(r"[^\W\d_]+$")
 #: the letters before a hyphen read for a compound (a word is shorter)
 _MAX_PART = 64
 #: a word as counted for ``prints_whole`` (``\w``: twice as fast as letters only, and a word with
 #: a figure in it is never a broken word's whole) ...
 _WORD = re.compile(r"\w+")
-#: ... each found on its own up to this many words, then all of the text's words counted at once
-MAX_WORDS_FOUND = 40
+#: ... each found on its own up to this many words, then all of the text's words counted at once:
+#: one count of them all costs as much as some 65 finds (mo__freeculture, 650,000 characters: 20 ms
+#: against 0.3 ms a find), so a document never pays more than twice the cheaper of the two
+MAX_WORDS_FOUND = 64
 #: pdfium's mark where it joined a word over a line-end hyphen, and the letters after it; the
 #: letters before it are read from the reversed text (``_LETTERS``): a pattern that starts with a
 #: letter run is tried at every letter of the page, one that starts with the mark only at marks
@@ -872,14 +920,19 @@ class DocumentWords:
 
     @cached_property
     def _compounds(self) -> frozenset[str]:
-        # split at the hyphens (C speed) and read the letters either side of each: a regex over
-        # the whole text would cost more than the rest of the structure
-        pieces = self._text.split("-")
-        pairs = set()
-        for before, after in itertools.pairwise(pieces):
-            head, tail = _TRAILING_WORD.search(before[-_MAX_PART:]), _FIRST_WORD.match(after)
-            if head is not None and tail is not None:
-                pairs.add(f"{head.group(0)}-{tail.group(0)}")
+        # each hyphen found with str.find (C speed) and the letters either side of it read by
+        # anchored matches, those before it in the reversed text: a regex over the whole text (or
+        # one that searches for a run of letters ending at the hyphen) tries every letter of it;
+        # a hyphen with no letter or digit beside it (a dash, a rule of them) is passed at once
+        text = self._text
+        backwards, size, pairs = text[::-1], len(text), set()
+        at = text.find("-")
+        while at >= 0:
+            if 0 < at < size - 1 and text[at - 1].isalnum() and text[at + 1].isalnum():
+                head, tail = _LETTERS.match(backwards, size - at, size - at + _MAX_PART), _LETTERS.match(text, at + 1)
+                if head is not None and tail is not None:
+                    pairs.add(f"{head.group()[::-1]}-{tail.group()}")
+            at = text.find("-", at + 1)
         return frozenset(pairs)
 
     @cached_property
@@ -1034,27 +1087,28 @@ def paragraphs(lines: Sequence[str], taken: set[int], typical: int, words: Docum
     stub_length = STUB_LINE * typical
 
     def close() -> None:
-        if parts:
-            text = join_paragraph_lines(parts, words, known)
-            out[-1].text = _mend_layer_breaks(text, mended) if mended else text
-            out[-1].lines = len(parts)
-            parts.clear()
+        text = join_paragraph_lines(parts, words, known)
+        out[-1].text = _mend_layer_breaks(text, mended) if mended else text
+        out[-1].lines = len(parts)
+        parts.clear()
 
     for index, line in enumerate(lines):
         stripped = line.strip()
-        if index in taken or not stripped:
-            close()
+        if not stripped or index in taken:
+            if parts:
+                close()
             continue
         listed = is_list_item(stripped)
         if not parts or listed or (stub and not stripped[0].islower()):
-            close()
+            if parts:
+                close()
             out.append(Block(role=LIST_ITEM if listed else PARAGRAPH, text="", line=index))
         parts.append(stripped)
         if ends_paragraph(stripped, typical):
             close()
-        stub = (len(stripped) < stub_length and not stripped.endswith((",", *_HYPHENS))) \
-            or stripped[-1].isdigit()
-    close()
+        stub = (len(stripped) < stub_length and not stripped.endswith(_NO_STUB_ENDS)) or stripped[-1].isdigit()
+    if parts:
+        close()
     return out
 
 
