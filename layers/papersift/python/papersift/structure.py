@@ -128,7 +128,7 @@ _PAGE_DIGITS = 5
 def _end_number(line: str) -> int | None:
     """The page number a running head starts or ends with (``12  CHAPTER 4``, ``4.3. SECTION  13``):
     its first or last word, of digits alone, with more of the line beside it."""
-    if not any(char.isalpha() for char in line):  # a row of figures is no head
+    if not any(map(str.isalpha, line)):  # a row of figures is no head
         return None
     words = line.split(None, 1)
     if len(words) == 2 and len(words[0]) <= _PAGE_DIGITS and words[0].isdecimal():
@@ -149,7 +149,7 @@ def _edge_facts(line: str) -> _EdgeFacts:
     if bare is not None:
         return bare, None, None
     key = _running_key(line)
-    return None, _end_number(line), key if any(char.isalpha() for char in key) else None
+    return None, _end_number(line), key if any(map(str.isalpha, key)) else None
 
 
 def _edges(lines: Sequence[str], taken: dict[int, str], inner: bool) -> list[tuple[int, str]]:
@@ -422,7 +422,7 @@ def _heading_like(line: str) -> bool:
         return False
     if line.endswith(_NOT_TITLE_ENDS):
         return False
-    letters = sum(char.isalpha() for char in line)
+    letters = sum(map(str.isalpha, line))
     filled = len(line) - line.count(" ")
     return letters >= MIN_HEADING_LETTERS and letters >= MIN_LETTER_SHARE * filled
 
@@ -553,7 +553,7 @@ def _numbering(line: str, bold: bool) -> tuple[str, int] | None:
 
 def _reads_as_prose(line: str) -> bool:
     """Mostly letters (a row of a table's figures is none)."""
-    letters = sum(char.isalpha() for char in line)
+    letters = sum(map(str.isalpha, line))
     return letters >= MIN_LETTER_SHARE * (len(line) - line.count(" "))
 
 
