@@ -458,10 +458,11 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     for lines, page_heights in zip(pages, heights, strict=True):
         for line, height in zip(lines, page_heights, strict=False):
             if height > 0:
-                size, stripped = _size(height), line.strip()
-                weights[size] += len(stripped)
+                size, length = round(height / SIZE_STEP) * SIZE_STEP, len(line.strip())  # _size, inline
+                weights[size] += length
                 lines_of[size] += 1
-                long_of[size] += len(stripped) > MAX_HEADING_LINE_CHARS
+                if length > MAX_HEADING_LINE_CHARS:
+                    long_of[size] += 1
     if not weights:
         return found
     body = weights.most_common(1)[0][0]
@@ -471,19 +472,25 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     if not sizes:
         return found
     runs: list[tuple[int, list[int], float]] = []  # page, lines, size
+    heading_sizes = frozenset(sizes)
     for page_index, (lines, page_heights) in enumerate(zip(pages, heights, strict=True)):
         run: list[int] = []
         run_size = 0.0
+        known = min(len(page_heights), len(lines))
+        apart = taken[page_index]
         for index in range(len(lines) + 1):
-            height = page_heights[index] if index < min(len(page_heights), len(lines)) else 0.0
-            size = _size(height) if height > 0 else 0.0
-            keep = size in sizes and index not in taken[page_index] and _heading_like(lines[index].strip())
+            height = page_heights[index] if index < known else 0.0
+            size = round(height / SIZE_STEP) * SIZE_STEP if height > 0 else 0.0  # _size, inline: every line
+            keep = size in heading_sizes and index not in apart and _heading_like(lines[index].strip())
             if keep and size == run_size:
                 run.append(index)
                 continue
             if run and len(run) <= MAX_HEADING_LINES:
                 runs.append((page_index, run, run_size))
-            run, run_size = ([index], size) if keep else ([], 0.0)
+            if keep:
+                run, run_size = [index], size
+            elif run:
+                run, run_size = [], 0.0
     # the title: the largest size on the first page that has any
     first = min((page_index for page_index, _, _ in runs), default=0)
     title = max((size for page_index, _, size in runs if page_index == first), default=0.0)
@@ -563,7 +570,7 @@ def _body_size(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]
     for lines, page_heights in zip(pages, heights, strict=False):
         for line, height in zip(lines, page_heights, strict=False):
             if height > 0:
-                weights[_size(height)] += len(line.strip())
+                weights[round(height / SIZE_STEP) * SIZE_STEP] += len(line.strip())  # _size, inline
     return weights.most_common(1)[0][0] if weights else 0.0
 
 
@@ -594,7 +601,8 @@ def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     for page_index, (lines, page_heights, page_bold) in enumerate(zip(pages, heights, bold, strict=False)):
         bolds = set(page_bold)
         apart = taken[page_index]
-        size_of = [_size(height) if height > 0 else 0.0 for height in page_heights[: len(lines)]]
+        size_of = [round(height / SIZE_STEP) * SIZE_STEP if height > 0 else 0.0  # _size, inline
+                   for height in page_heights[: len(lines)]]
         size_of += [0.0] * (len(lines) - len(size_of))
         candidates: dict[int, tuple[str, int]] = {}
         for index, line in enumerate(lines):
