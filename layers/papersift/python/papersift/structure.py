@@ -928,19 +928,26 @@ class DocumentWords:
 
     @cached_property
     def _compounds(self) -> frozenset[str]:
-        # each hyphen found with str.find (C speed) and the letters either side of it read by
-        # anchored matches, those before it in the reversed text: a regex over the whole text (or
-        # one that searches for a run of letters ending at the hyphen) tries every letter of it;
-        # a hyphen with no letter or digit beside it (a dash, a rule of them) is passed at once
-        text = self._text
-        backwards, size, pairs = text[::-1], len(text), set()
-        at = text.find("-")
-        while at >= 0:
-            if 0 < at < size - 1 and text[at - 1].isalnum() and text[at + 1].isalnum():
-                head, tail = _LETTERS.match(backwards, size - at, size - at + _MAX_PART), _LETTERS.match(text, at + 1)
-                if head is not None and tail is not None:
-                    pairs.add(f"{head.group()[::-1]}-{tail.group()}")
-            at = text.find("-", at + 1)
+        # read from the lines that hold a hyphen (a compound never spans a line break), each
+        # hyphen found with str.find (C speed) and the letters either side of it read by anchored
+        # matches, those before it in the reversed line: a regex over the whole text (or one that
+        # searches for a run of letters ending at the hyphen) tries every letter of it; a hyphen
+        # with no letter or digit beside it (a dash, a rule of them) is passed at once
+        pairs = set()
+        for lines in self._pages:
+            for line in lines:
+                if "-" not in line:
+                    continue
+                line = line.casefold()
+                backwards, size = line[::-1], len(line)
+                at = line.find("-")
+                while at >= 0:
+                    if 0 < at < size - 1 and line[at - 1].isalnum() and line[at + 1].isalnum():
+                        head = _LETTERS.match(backwards, size - at, size - at + _MAX_PART)
+                        tail = _LETTERS.match(line, at + 1)
+                        if head is not None and tail is not None:
+                            pairs.add(f"{head.group()[::-1]}-{tail.group()}")
+                    at = line.find("-", at + 1)
         return frozenset(pairs)
 
     @cached_property
