@@ -439,8 +439,39 @@ def _leads_in(lines: Sequence[str], heights: Sequence[float], start: int, size: 
     return True
 
 
+@dataclass(frozen=True)
+class SizeCounts:
+    """Per font size (``_size``'s steps) of a document's lines whose height is known: the
+    characters set in it, its lines, and those of them too long for a heading. Counted once for
+    ``font_headings`` and ``bold_headings`` alike."""
+
+    chars: Counter[float]
+    lines: Counter[float]
+    long: Counter[float]
+
+    @property
+    def body(self) -> float:
+        """The size most of the document's characters have (0: none known)."""
+        return self.chars.most_common(1)[0][0] if self.chars else 0.0
+
+
+def size_counts(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]]) -> SizeCounts:
+    chars: Counter[float] = Counter()
+    lines_of: Counter[float] = Counter()
+    long_of: Counter[float] = Counter()
+    for lines, page_heights in zip(pages, heights, strict=True):
+        for line, height in zip(lines, page_heights, strict=False):
+            if height > 0:
+                size, length = round(height / SIZE_STEP) * SIZE_STEP, len(line.strip())  # _size, inline
+                chars[size] += length
+                lines_of[size] += 1
+                if length > MAX_HEADING_LINE_CHARS:
+                    long_of[size] += 1
+    return SizeCounts(chars, lines_of, long_of)
+
+
 def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
-                  taken: Sequence[dict[int, str]]) -> list[list[Block]]:
+                  taken: Sequence[dict[int, str]], counts: SizeCounts | None = None) -> list[list[Block]]:
     """Per page, the heading blocks its font sizes show: lines whose sampled characters stand
     ``HEADING_SCALE`` taller than the document's body text (the height most of its characters
     have), level by the rank of their size among the document's heading sizes (largest = 1).
@@ -450,22 +481,13 @@ def font_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     smaller heading (``_leads_in``); up to ``MAX_HEADING_LINES`` consecutive lines of one size
     make one heading, more are no heading. Lines set apart (``taken``) are never headings.
     ``heights``: per page, per line, the height of a character sampled from it
-    (``PageContent.line_heights``), 0 or none where unknown."""
+    (``PageContent.line_heights``), 0 or none where unknown; ``counts``: theirs, where counted
+    already (``size_counts``)."""
     found: list[list[Block]] = [[] for _ in pages]
-    weights: Counter[float] = Counter()
-    lines_of: Counter[float] = Counter()
-    long_of: Counter[float] = Counter()
-    for lines, page_heights in zip(pages, heights, strict=True):
-        for line, height in zip(lines, page_heights, strict=False):
-            if height > 0:
-                size, length = round(height / SIZE_STEP) * SIZE_STEP, len(line.strip())  # _size, inline
-                weights[size] += length
-                lines_of[size] += 1
-                if length > MAX_HEADING_LINE_CHARS:
-                    long_of[size] += 1
-    if not weights:
+    counts = counts or size_counts(pages, heights)
+    if not counts.chars:
         return found
-    body = weights.most_common(1)[0][0]
+    lines_of, long_of, body = counts.lines, counts.long, counts.body
     sizes = sorted((size for size in lines_of if size >= HEADING_SCALE * body
                     and long_of[size] <= MAX_LONG_SHARE * lines_of[size]
                     and lines_of[size] <= MAX_HEADING_SHARE * lines_of[body]), reverse=True)[:MAX_FONT_LEVELS]
@@ -564,19 +586,9 @@ def _reads_as_prose(line: str) -> bool:
     return letters >= MIN_LETTER_SHARE * (len(line) - line.count(" "))
 
 
-def _body_size(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]]) -> float:
-    """The size most of the document's characters have (0: none known)."""
-    weights: Counter[float] = Counter()
-    for lines, page_heights in zip(pages, heights, strict=False):
-        for line, height in zip(lines, page_heights, strict=False):
-            if height > 0:
-                weights[round(height / SIZE_STEP) * SIZE_STEP] += len(line.strip())  # _size, inline
-    return weights.most_common(1)[0][0] if weights else 0.0
-
-
 def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[float]],
                   bold: Sequence[Sequence[int]], taken: Sequence[dict[int, str]],
-                  below: int = 0) -> list[list[Block]]:
+                  below: int = 0, counts: SizeCounts | None = None) -> list[list[Block]]:
     """Per page, the heading blocks its bold type and section numbers show (a PDF without outline,
     beside ``font_headings``): a line not ``taken`` that reads as a title (``_heading_like``, at
     most ``MAX_BOLD_HEADING_CHARS``, no caption, no sentence inside it), set in the body's size or
@@ -588,9 +600,9 @@ def bold_headings(pages: Sequence[Sequence[str]], heights: Sequence[Sequence[flo
     line without a number only once in the document (twice: a label, ``TIP``).
     Levels below ``below`` (the font sizes' headings): by the kind of number, in the order the
     document first uses them, an arabic number's depth nesting (``2.3`` under ``2``); a bold
-    line without a number at the first level."""
+    line without a number at the first level. ``counts``: as for ``font_headings``."""
     found: list[list[Block]] = [[] for _ in pages]
-    body = _body_size(pages, heights)
+    body = (counts or size_counts(pages, heights)).body
     filled = sum(1 for lines in pages for line in lines if line.strip())
     bold_count = sum(len(page) for page in bold)
     if not body or not filled:
@@ -733,12 +745,13 @@ def iter_page_blocks(pages: Sequence[Sequence[str]], outline: Sequence[OutlineEn
     elif headings is None and outline:
         headings = outline_headings(pages, outline, apart_or_held)
     elif headings is None and heights and any(heights):
-        headings = font_headings(pages, heights, apart_or_held)
+        counts = size_counts(pages, heights)
+        headings = font_headings(pages, heights, apart_or_held, counts)
         sized = [{**apart, **{i: HEADING for b in blocks for i in range(b.line, b.line + b.lines)}}
                  for apart, blocks in zip(apart_or_held, headings, strict=True)]
         below = max((b.level for blocks in headings for b in blocks), default=0)
-        for blocks, more in zip(headings, bold_headings(pages, heights, bold or [() for _ in pages], sized, below),
-                                strict=True):
+        for blocks, more in zip(headings, bold_headings(pages, heights, bold or [() for _ in pages], sized, below,
+                                                        counts), strict=True):
             blocks.extend(more)
     if headings is None:
         headings = [[] for _ in pages]
