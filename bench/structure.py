@@ -41,7 +41,7 @@ FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
 
 
 #: each side is timed this many times and the fastest kept (the machine is shared)
-RUNS = 5
+RUNS = 9
 #: the process's CPU time, not the wall clock: on shared cores the wall clock also counts the
 #: time other processes held the core, which moved one side's best of five by ±30% between runs
 _clock = time.process_time

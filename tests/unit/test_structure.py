@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -13,11 +15,14 @@ from papersift.layout import page_file
 from papersift.pipeline import process_document
 from papersift.settings import Settings
 from papersift.structure import (
+    _ROMAN,
     OutlineEntry,
+    _end_number,
     _find_title,
     _heading_key,
     _prose,
     _reads_as,
+    _running_key,
     outline_headings,
     running_lines,
 )
@@ -72,6 +77,35 @@ def test_a_pdf_without_outline_or_running_heads_keeps_its_text_as_paragraphs(tmp
 def test_a_page_number_on_one_page_is_no_evidence():
     pages = [["Introduction", "Text of the first page."], ["More text", "42"], ["Closing words", "the end"]]
     assert running_lines(pages) == [{}, {}, {}]
+
+
+def test_a_running_key_marks_the_numbers_the_plain_alternation_marks():
+    """_NUMBER_TOKEN is written for speed: it must mark what ``\\d+|\\b[ivxlcdmIVXLCDM]+\\b`` marks."""
+    plain = re.compile(r"\d+|\b[ivxlcdmIVXLCDM]+\b")
+
+    def key(line: str) -> str:
+        return " ".join(plain.sub(lambda m: "#" if m.group().isdigit() or _ROMAN.match(m.group()) else m.group(),
+                                  line).casefold().split())
+
+    rng = random.Random(19)
+    lines = ["Chapter IV. civil mix 12iv iv12 _iv iv_ x.iv Scivil", "4.3. HYPERBOLISCHE GEOMETRIE 113", "ⅳ ١٢ vi"]
+    lines += ["".join(rng.choice("ivxlcdmIVXM019 ._-aZé") for _ in range(rng.randint(0, 24))) for _ in range(3000)]
+    assert [_running_key(line) for line in lines] == [key(line) for line in lines]
+
+
+def test_a_running_head_number_is_its_first_or_last_word_of_digits():
+    assert [_end_number(line) for line in ["12  CHAPTER 4", "4.3. SECTION  13", "123456 SECTION", "SECTION 12a",
+                                           "  7 Introduction  ", "12 34", "1 2 3", "Preface", "٣ Intro"]] \
+        == [12, 13, None, None, 7, None, None, None, 3]
+    searched = re.compile(r"^\s*(\d{1,5})\s+\S|\S\s+(\d{1,5})\s*$")  # what it was read by before
+
+    def by_regex(line: str) -> int | None:
+        found = searched.search(line)
+        return None if found is None or not any(map(str.isalpha, line)) else int(found.group(1) or found.group(2))
+
+    rng = random.Random(17)
+    lines = ["".join(rng.choice("0123456789  \taB.") for _ in range(rng.randint(0, 16))) for _ in range(5000)]
+    assert [_end_number(line) for line in lines] == [by_regex(line) for line in lines]
 
 
 def test_roman_page_numbers_of_front_matter_are_page_numbers():

@@ -15,7 +15,14 @@ _BLOCK_START = re.compile(r"^(?=#{1,6}(?:\s|$)|>|```|~~~|<[A-Za-z/!?]|\||(?:=+|-
 _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 
 
+#: the characters a line must start with for either pattern to change it
+_MAY_CHANGE = frozenset(" \t#>`~<|=-*_")
+
+
 def plain_text(text: str) -> str:
     """``text`` with its lines' indentation taken off and the line starts Markdown would read as
-    structure backslash-escaped."""
+    structure backslash-escaped. A line that starts otherwise, most of a document, is passed
+    without either pattern (document.md writes every paragraph through here)."""
+    if "\n" not in text and text[:1] not in _MAY_CHANGE:
+        return text
     return _BLOCK_START.sub("\\\\", _INDENT.sub("", text))

@@ -11,15 +11,18 @@ pdftotext.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import ctypes
 import functools
 import io
 import itertools
 import math
+import operator
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -136,7 +139,7 @@ CROP_SLACK_CHARS = 3
 HIDDEN_SHARE = 0.5
 
 
-_RAW_LINE = re.compile(r"[^\r\n\f]*")
+_LINE_BREAK = re.compile(r"[\r\n\f]")
 
 
 def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], turn: int,
@@ -154,72 +157,129 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
     displayed (``_Frame``). Four to six pdfium calls a line, whatever its length, each through
     ``_bare`` (the line pass is most of what structure costs the extraction). ``bold``: a list
     as long as ``lines``, each line whose sampled character is set in a bold font marked True
-    (``_Weights``: one to two calls more; with the heights only)."""
+    (``_Weights``: two calls more, a font's first line three or four; with the heights only).
+
+    The Python around those calls is most of the pass's time, so it is kept flat: ``raw``'s lines
+    split and right-stripped once a page in C (``_raw_lines``), a line looked for where the last
+    one ended and else by ``list.index`` over the next ``MAX_LINE_SKIP``, both ends' boxes written
+    side by side into one buffer and read with one ``struct`` unpack, and an unturned page's box
+    made and rounded inline (``_Frame.displayed`` and ``fractions``, the same floats)."""
     heights = [0.0] * len(lines) if heights_wanted else []
     boxes: list[list[float]] = [[]] * len(lines)  # one empty list for every line without a box, never changed
-    count = pdfium_c.FPDFText_CountChars(textpage)
-    glyph = pdfium_c.FS_RECTF()
-    glyph_ref = ctypes.byref(glyph)
-    get_unicode, loose_box = _GET_UNICODE, _LOOSE_CHAR_BOX
-    displayed = _Frame(page).displayed
+    count = _COUNT_CHARS(textpage)
+    ends = _ENDS()  # the first character's loose box, then the last's: left, top, right, bottom each
+    first_ref, last_ref = ctypes.byref(ends), ctypes.byref(ends, _RECT_BYTES)
+    get_unicode, loose_box, unpack = _GET_UNICODE, _LOOSE_CHAR_BOX, _UNPACK_ENDS
+    frame = _Frame(page)
+    x0, y1, across, down = frame.x0, frame.y1, frame.across, frame.down
+    displayed = frame.displayed if frame.rotation else None
     bold_at = _Weights(textpage).bold if bold is not None else None
+    marks = bold if bold is not None else []
     if "\x02" in raw or "\ufffe" in raw:  # normalise_text drops them: so must the comparison
         raw = raw.replace("\x02", "\x00").replace("\ufffe", "\x00")
-    spans = _raw_lines(raw)
-    spans_count = len(spans)
+    nul = "\x00" in raw
+    starts, texts = _raw_lines(raw)
+    # each raw line right-stripped, and as normalise_text leaves it: without the NULs of those that hold one
+    stripped = kept = list(map(str.rstrip, texts))
+    if nul:
+        kept = stripped.copy()
+        place = raw.find("\x00")
+        while place >= 0:
+            k = bisect.bisect_right(starts, place) - 1
+            kept[k] = stripped[k].replace("\x00", "").rstrip()
+            place = raw.find("\x00", starts[k] + len(texts[k]))
+    spans_count = len(texts)
+    low, high, rounder = -ROUNDING_MARGIN, ROUNDING_MARGIN, _ROUNDER
     at = shift = 0
     for index, line in enumerate(lines):
-        if not line or line.isspace():
+        if not line:  # a line of spaces is found nowhere either: no raw line is kept with its trailing spaces
             continue
-        for k in range(at, at + MAX_LINE_SKIP if at + MAX_LINE_SKIP < spans_count else spans_count):
-            start, text = spans[k]
-            kept = text.rstrip()
-            if (text.replace("\x00", "").rstrip() if "\x00" in text else kept) != line:
+        if at < spans_count and kept[at] == line:
+            k = at
+        else:
+            try:
+                k = kept.index(line, at, at + MAX_LINE_SKIP)
+            except ValueError:
                 continue
-            at = k + 1
-            lead = len(text) - len(text.lstrip())
-            first, last = start + lead, start + len(kept) - 1
+        at = k + 1
+        start, text = starts[k], texts[k]
+        lead = len(text) - len(text.lstrip()) if text[0].isspace() else 0
+        first, last = start + lead, start + len(stripped[k]) - 1
+        if nul:
             while raw[first] == "\x00":
                 first += 1
             while raw[last] == "\x00":
                 last -= 1
-            if heights_wanted:
-                anchor = start + (len(text) + lead) // 2
-                while raw[anchor].isspace() or raw[anchor] == "\x00":  # a character follows: the line is rstripped
-                    anchor += 1
-            else:
-                anchor = first
-            code = ord(raw[anchor])
-            if get_unicode(textpage, anchor + shift) != code:
-                following = ord(raw[anchor + 1]) if anchor + 1 < len(raw) else None
-                moves: Iterable[int] = range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - anchor))
-                if turn:
-                    moves = itertools.chain(moves, range(shift - 1, max(shift - MAX_SHIFT_LOOK, -anchor) - 1, -1))
-                else:  # pdfium's text ahead read at once (one call, not one a place), its likely shifts first
-                    moves = itertools.chain(_likely_shifts(textpage, anchor, shift, raw[anchor:anchor + 2], count),
-                                            moves)
-                for moved in moves:
-                    if get_unicode(textpage, anchor + moved) == code and (
-                            following is None or get_unicode(textpage, anchor + moved + 1) == following):
-                        shift = moved
-                        break
-                else:
+        if heights_wanted:
+            anchor = start + (len(text) + lead) // 2
+            character = raw[anchor]
+            while character.isspace() or character == "\x00":  # a character follows: the line is rstripped
+                anchor += 1
+                character = raw[anchor]
+            code = ord(character)
+        else:
+            anchor = first
+            code = ord(raw[first])
+        if get_unicode(textpage, anchor + shift) != code:
+            following = ord(raw[anchor + 1]) if anchor + 1 < len(raw) else None
+            moves: Iterable[int] = range(shift + 1, min(shift + MAX_SHIFT_LOOK, count - anchor))
+            if turn:
+                moves = itertools.chain(moves, range(shift - 1, max(shift - MAX_SHIFT_LOOK, -anchor) - 1, -1))
+            else:  # pdfium's text ahead read at once (one call, not one a place), its likely shifts first
+                moves = itertools.chain(_likely_shifts(textpage, anchor, shift, raw[anchor:anchor + 2], count),
+                                        moves)
+            for moved in moves:
+                if get_unicode(textpage, anchor + moved) == code and (
+                        following is None or get_unicode(textpage, anchor + moved + 1) == following):
+                    shift = moved
                     break
-            if heights_wanted and loose_box(textpage, anchor + shift, glyph_ref):
-                heights[index] = round(glyph.top - glyph.bottom, 1)
-                if bold is not None and bold_at is not None and bold_at(anchor + shift):
-                    bold[index] = True
-            if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
-                    or get_unicode(textpage, last + shift) != ord(raw[last]) \
-                    or not loose_box(textpage, first + shift, glyph_ref):
-                break
-            left, bottom, right, top = glyph.left, glyph.bottom, glyph.right, glyph.top
-            if loose_box(textpage, last + shift, glyph_ref):
-                end_left, end_bottom, end_right, end_top = glyph.left, glyph.bottom, glyph.right, glyph.top
-                boxes[index] = displayed(end_left if end_left < left else left,
-                                         end_bottom if end_bottom < bottom else bottom,
-                                         end_right if end_right > right else right, end_top if end_top > top else top)
-            break
+            else:
+                continue
+        if heights_wanted and loose_box(textpage, anchor + shift, first_ref):
+            height = ends[1] - ends[3]  # rounded to 0.1 as the box is to 1/10,000, below
+            scaled = height * 10.0
+            whole = scaled + rounder - rounder
+            heights[index] = whole / 10.0 if 0.5 < scaled < MAX_HEIGHT * 10.0 and low < scaled - whole < high \
+                else round(height, 1)
+            if bold_at is not None and bold_at(anchor + shift):
+                marks[index] = True
+        if (anchor != first and get_unicode(textpage, first + shift) != ord(raw[first])) \
+                or get_unicode(textpage, last + shift) != ord(raw[last]) \
+                or not loose_box(textpage, first + shift, first_ref) or not loose_box(textpage, last + shift, last_ref):
+            continue
+        left, top, right, bottom, end_left, end_top, end_right, end_bottom = unpack(ends)
+        if end_left < left:
+            left = end_left
+        if end_bottom < bottom:
+            bottom = end_bottom
+        if end_right > right:
+            right = end_right
+        if end_top > top:
+            top = end_top
+        if displayed is not None:
+            boxes[index] = displayed(left, bottom, right, top)
+            continue
+        # _Frame.displayed of an unturned page, each fraction rounded as ``fractions`` rounds it: times
+        # 10,000 (the same float as the fraction's times 10,000) from 0.5 (a fraction over 0 whose
+        # rounding is not 0) to 10,000 (a fraction up to 1), its nearest integer found by adding and
+        # taking away ``_ROUNDER`` (as round() finds it) and divided back (the float int / int gives);
+        # fractions itself for a box with any other value
+        scaled_x0 = (left - x0) * across * 10000.0
+        scaled_y0 = (y1 - top) * down * 10000.0
+        scaled_x1 = (right - x0) * across * 10000.0
+        scaled_y1 = (y1 - bottom) * down * 10000.0
+        whole_x0 = scaled_x0 + rounder - rounder
+        whole_y0 = scaled_y0 + rounder - rounder
+        whole_x1 = scaled_x1 + rounder - rounder
+        whole_y1 = scaled_y1 + rounder - rounder
+        if 0.5 < scaled_x0 <= 10000.0 and 0.5 < scaled_y0 <= 10000.0 and 0.5 < scaled_x1 <= 10000.0 \
+                and 0.5 < scaled_y1 <= 10000.0 \
+                and low < scaled_x0 - whole_x0 < high and low < scaled_y0 - whole_y0 < high \
+                and low < scaled_x1 - whole_x1 < high and low < scaled_y1 - whole_y1 < high:
+            boxes[index] = [whole_x0 / 10000.0, whole_y0 / 10000.0, whole_x1 / 10000.0, whole_y1 / 10000.0]
+        else:
+            boxes[index] = fractions(((left - x0) * across, (y1 - top) * down, (right - x0) * across,
+                                      (y1 - bottom) * down))
     return heights, boxes
 
 
@@ -228,6 +288,23 @@ _GET_UNICODE = _bare(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint)
 _LOOSE_CHAR_BOX = _bare(pdfium_c.FPDFText_GetLooseCharBox)
 _FONT_WEIGHT = _bare(pdfium_c.FPDFText_GetFontWeight)
 _FONT_INFO = _bare(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong)
+_COUNT_CHARS = _bare(pdfium_c.FPDFText_CountChars)
+
+
+class _Handle(ctypes.c_void_p):
+    """A pointer pdfium returns, kept as a ctypes value (a ``c_void_p`` subclass is not made an int) to
+    be passed on as it is."""
+
+
+_TEXT_OBJECT = _bare(pdfium_c.FPDFText_GetTextObject, _Handle)
+_TEXT_FONT = _bare(pdfium_c.FPDFTextObj_GetFont, ctypes.c_void_p)
+#: the line pass's buffer for a line's ends' loose boxes, two ``FS_RECTF`` side by side, read at once
+_ENDS = ctypes.c_float * 8
+_RECT_BYTES = ctypes.sizeof(pdfium_c.FS_RECTF)
+_UNPACK_ENDS = struct.Struct("8f").unpack_from
+_GET_TEXT = _bare(pdfium_c.FPDFText_GetText)
+_PAGE_BOX = _bare(pdfium_c.FPDF_GetPageBoundingBox)
+_ROTATION = _bare(pdfium_c.FPDFPage_GetRotation)
 
 
 def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: int) -> Iterator[int]:
@@ -238,13 +315,36 @@ def _likely_shifts(textpage: Any, place: int, shift: int, wanted: str, count: in
     size = min(MAX_SHIFT_LOOK, count - start)
     if size <= 0:
         return
-    buffer = (ctypes.c_ushort * (size + 1))()
-    written = pdfium_c.FPDFText_GetText(textpage, start, size, buffer)
-    ahead = ctypes.string_at(buffer, 2 * max(written - 1, 0)).decode("utf-16-le", errors="replace")
-    found = ahead.find(wanted)
-    while found >= 0:
-        yield shift + 1 + found
-        found = ahead.find(wanted, found + 1)
+    buffer = _AHEAD()
+    written = _GET_TEXT(textpage, start, size, buffer)
+    yield from _shifts_reading(ctypes.string_at(buffer, 2 * max(written - 1, 0)), wanted, shift)
+
+
+def _shifts_reading(ahead: bytes, wanted: str, shift: int) -> Iterator[int]:
+    """``_likely_shifts`` in ``ahead`` (pdfium's UTF-16 text): its first ``SHIFT_CHUNK`` units
+    decoded first, as the shift is most often a few places on, the rest only once the caller asks
+    past them: the same shifts in the same order as of the whole text decoded (a chunk does not end
+    in a high surrogate, so it decodes as the whole text begins)."""
+    units = len(ahead) // 2
+    part = min(units, SHIFT_CHUNK)
+    while part < units and 0xD8 <= ahead[2 * part - 1] <= 0xDB:
+        part += 1
+    text = ahead[:2 * part].decode("utf-16-le", errors="replace")
+    found, after = text.find(wanted), 0
+    while True:
+        while found >= 0:
+            yield shift + 1 + found
+            after = found + 1
+            found = text.find(wanted, after)
+        if part == units:
+            return
+        part = units
+        text = ahead.decode("utf-16-le", errors="replace")
+        found = text.find(wanted, after)
+
+
+#: ``_shifts_reading``: the UTF-16 units of pdfium's text ahead decoded first
+SHIFT_CHUNK = 64
 
 
 class _Frame:
@@ -254,11 +354,11 @@ class _Frame:
     def __init__(self, page: Any) -> None:
         c = pdfium_c
         box = c.FS_RECTF()
-        if not c.FPDF_GetPageBoundingBox(page, box):
+        if not _PAGE_BOX(page, ctypes.byref(box)):  # once a page of the line pass: _bare
             box = c.FS_RECTF(0.0, c.FPDF_GetPageHeightF(page), c.FPDF_GetPageWidthF(page), 0.0)
         self.x0, self.y0, self.x1, self.y1 = box.left, box.bottom, box.right, box.top
         self.across, self.down = 1 / max(self.x1 - self.x0, 1e-6), 1 / max(self.y1 - self.y0, 1e-6)
-        self.rotation = max(c.FPDFPage_GetRotation(page), 0) % 4
+        self.rotation = max(_ROTATION(page), 0) % 4
 
     def displayed(self, left: float, bottom: float, right: float, top: float) -> list[float]:
         """A box in the page's space (points) as x0, y0, x1, y1 of the page as displayed, rounded
@@ -296,6 +396,12 @@ def fractions(values: Iterable[float]) -> list[float]:
 
 #: ``fractions``: a value times 10,000 this near an integer is not a half off it
 ROUNDING_MARGIN = 0.4999
+#: 1.5 x 2^52: a float from 0 to 2^51 plus this is a float whose spacing is 1, so the sum is rounded to
+#: the nearest integer (half to even, as round()) and taking this away again leaves that integer, exact
+_ROUNDER = 6755399441055744.0
+#: a line's height below this is rounded inline (``_line_geometry``): its float times 10 is within
+#: 1e-10 of its value, well inside ``ROUNDING_MARGIN``
+MAX_HEIGHT = 100000.0
 
 
 #: a font name that says its weight is bold (``Helvetica-Bold``, ``Arial,BoldItalic``,
@@ -310,7 +416,10 @@ _FORCE_BOLD = 1 << 18
 class _Weights:
     """Whether pdfium's characters on a text page are set in a bold font: its weight
     (``BOLD_WEIGHT``), its descriptor's ForceBold flag or its name (``_BOLD_NAME``, judged once a
-    name)."""
+    name). The verdict is the font's, so it is kept once a font (the character's text object's:
+    two calls, half the cost of asking the weight and the name), but for a font whose name is
+    longer than the buffer: pdfium does not write such a name, and what is read in its place is
+    what the names asked before left there."""
 
     def __init__(self, textpage: Any) -> None:
         self.textpage = textpage
@@ -319,37 +428,72 @@ class _Weights:
         self.flags = ctypes.c_int()
         self.flags_ref = ctypes.byref(self.flags)
         self.named_bold: dict[bytes, bool] = {}
+        self.fonts: dict[int, bool] = {}
+        #: the characters asked since the name buffer last held what asking each of them in turn leaves
+        self.asked: list[int] = []
 
     def bold(self, index: int) -> bool:
+        self.asked.append(index)
+        font = _TEXT_FONT(_TEXT_OBJECT(self.textpage, index))
+        verdict = self.fonts.get(font)
+        if verdict is not None:
+            return verdict
+        verdict, settled = self._judged(index)
+        if settled:
+            if font is not None:
+                self.fonts[font] = verdict
+            return verdict
+        # the name read is what earlier ones left in the buffer: each character asked since it was last
+        # in step is asked again in turn, as when every one was asked of pdfium
+        for asked in self.asked:
+            verdict, _ = self._judged(asked)
+        self.asked.clear()
+        return verdict
+
+    def _judged(self, index: int) -> tuple[bool, bool]:
+        """The verdict asked of pdfium, and whether it is the font's alone (not read from a buffer
+        pdfium left as it was)."""
         if _FONT_WEIGHT(self.textpage, index) >= BOLD_WEIGHT:
-            return True
+            return True, True
         size = _FONT_INFO(self.textpage, index, self.name, self.size, self.flags_ref)
         if size <= 0:  # no font: the flags are not written either
-            return False
+            return False, True
         if self.flags.value & _FORCE_BOLD:
-            return True
+            return True, True
         name = self.name.raw[: min(size, len(self.name)) - 1]
         named = self.named_bold.get(name)
         if named is None:
             named = self.named_bold[name] = _BOLD_NAME.search(name.decode("latin-1")) is not None
-        return named
+        return named, size <= len(self.name)
 
 
-def _raw_lines(raw: str) -> list[tuple[int, str]]:
-    """(offset, text) of ``raw``'s lines as normalise_text splits them: pdfium's CR LF (split in
-    C), else at any line break."""
-    bare = raw.replace("\r\n", "")
-    if "\r" not in bare and "\n" not in bare and "\f" not in bare:
-        out, offset = [], 0
-        for text in raw.split("\r\n"):
-            out.append((offset, text))
-            offset += len(text) + 2
-        return out
-    return [(m.start(), m.group(0)) for m in _RAW_LINE.finditer(raw)]
+def _raw_lines(raw: str) -> tuple[list[int], list[str]]:
+    """The offsets and texts of ``raw``'s lines as normalise_text splits them: pdfium's CR LF (split
+    and the offsets summed in C), else at any line break."""
+    texts = raw.split("\r\n")
+    bare = "".join(texts)  # raw without its CR LFs (one copy, and "in" scans faster than count)
+    if "\r" not in bare and "\n" not in bare and "\f" not in bare:  # no break but CR LF
+        starts = list(itertools.accumulate(map(operator.add, map(len, texts), itertools.repeat(2)), initial=0))
+        starts.pop()  # the offset past the last line
+        return starts, texts
+    # the matches of ``[^\r\n\f]*`` (finditer's: each text between two breaks, and an empty one where a
+    # text that is not empty ends), without a match object each
+    starts, texts, offset = [], [], 0
+    for text in _LINE_BREAK.split(raw):
+        starts.append(offset)
+        texts.append(text)
+        if text:
+            offset += len(text)
+            starts.append(offset)
+            texts.append("")
+        offset += 1
+    return starts, texts
 
 
 #: places further on a character's index is looked for (the characters beyond the page box before it)
 MAX_SHIFT_LOOK = 2000
+#: ``_likely_shifts``' buffer, one size for all (a ctypes array type is made once a length)
+_AHEAD = ctypes.c_ushort * (MAX_SHIFT_LOOK + 1)
 #: raw lines looked through for a final line before it is given up (blank lines between them)
 MAX_LINE_SKIP = 8
 
