@@ -47,6 +47,9 @@ _T = TypeVar("_T")
 ENGINE_ORDER = ("pdfium", "pypdf", "pdfminer", "pdftotext")
 #: characters sampled over a page for its report's font summary (PdfHandle.font_uses)
 FONT_SUMMARY_SAMPLES = 16
+#: characters sampled for a page's font evidence where its text objects cost too much to read
+#: one by one (pdf_fonts.MAX_OBJECT_TEXT_VISITS)
+FONT_EVIDENCE_SAMPLES = 4000
 
 #: a page with this many vector paths and no text may draw its text as outlines
 VECTOR_GLYPH_PATHS = 100
@@ -281,6 +284,15 @@ def _line_geometry(page: Any, textpage: Any, raw: str, lines: Sequence[str], tur
             boxes[index] = fractions(((left - x0) * across, (y1 - top) * down, (right - x0) * across,
                                       (y1 - bottom) * down))
     return heights, boxes
+
+
+def _fonts_in_use(page: Any, textpage: Any, sample: int) -> tuple[dict[str, pdf_fonts.UsedFont], int]:
+    """``PdfHandle.font_evidence``'s fonts: every text object's where ``sample`` is 0 and the page
+    affords it (pdf_fonts.object_texts_affordable), else over ``sample`` characters (or
+    ``FONT_EVIDENCE_SAMPLES`` on a page of too many objects: shares, not counts)."""
+    if not sample and pdf_fonts.object_texts_affordable(page, textpage):
+        return pdf_fonts.fonts_in_use(page, textpage)
+    return pdf_fonts.sampled_fonts_in_use(textpage, sample or FONT_EVIDENCE_SAMPLES)
 
 
 _bare = pdf_fonts.bare  # a pdfium binding without ctypes' argument conversion
@@ -1149,8 +1161,7 @@ class PdfHandle:
         characters spread over the page (shares, not counts: pdf_fonts.sampled_fonts_in_use)."""
         if self.pdfium is None:
             return None
-        used, unmapped = self._on_text_page(number, pdf_fonts.fonts_in_use) if not sample else \
-            self._on_text_page(number, lambda page, textpage: pdf_fonts.sampled_fonts_in_use(textpage, sample))
+        used, unmapped = self._on_text_page(number, lambda page, textpage: _fonts_in_use(page, textpage, sample))
         embedded = sum(u.chars for u in used.values() if u.embedded)
         truetype = sum(u.chars for u in used.values() if u.truetype)
         if not used or not dictionaries:

@@ -153,6 +153,20 @@ _NO_BUFFER = ctypes.c_ulong(0)  # FPDFTextObj_GetText's buffer length: asking th
 _HAS_UNICODE_MAP_ERROR = bare(pdfium_c.FPDFText_HasUnicodeMapError)
 
 
+#: pdfium's FPDFTextObj_GetText (the text, or only its length) scans the whole text page for the
+#: characters of the one object asked: reading every object of a page costs objects x characters
+#: visits (8,000 objects of 24,000 characters: 0.6 s; 4,000 of a tax form's ~40 ms; growing with
+#: the square), so a page past this many (~0.3 s) is not read object by object (a map's tens of
+#: thousands of labels, a hostile page: minutes)
+MAX_OBJECT_TEXT_VISITS = 100_000_000
+
+
+def object_texts_affordable(raw_page: Any, textpage: Any) -> bool:
+    """Whether the page's text objects can each be asked their text within MAX_OBJECT_TEXT_VISITS."""
+    c = pdfium_c
+    return c.FPDFPage_CountObjects(raw_page) * c.FPDFText_CountChars(textpage) <= MAX_OBJECT_TEXT_VISITS
+
+
 def fonts_in_use(raw_page: Any, textpage: Any) -> tuple[dict[str, UsedFont], int]:
     """Base font name -> what the page draws with it, over its text objects (forms included),
     and how many of the page's characters pdfium found no Unicode for."""
@@ -209,8 +223,11 @@ def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str, bool]]:
     """(base font name, text, monospaced) of each of the page's text objects (forms included) that
     has text, in content order: the page's text told apart by the font that draws it. Monospaced:
     the descriptor says FixedPitch, or the name is a code font's (Courier, *Mono, CMTT): what
-    code, registers and identifiers are set in."""
+    code, registers and identifiers are set in. None on a page whose objects cost too much to read
+    (``object_texts_affordable``)."""
     found: list[tuple[str, str, bool]] = []
+    if not object_texts_affordable(raw_page, textpage):
+        return found
     names: dict[int, tuple[str, bool]] = {}
     address = ctypes.c_void_p.from_buffer
     get_font, get_text, no_buffer = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT, _NO_BUFFER
