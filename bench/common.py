@@ -16,9 +16,11 @@ import subprocess
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "bench" / ".cache"
@@ -181,6 +183,26 @@ def build_archive(members: int) -> Path:
             archive.writestr(info, data)
     tmp.rename(target)
     return target
+
+
+# -- CPU time inside functions ------------------------------------------------------------------
+
+
+class CpuInside:
+    """The CPU time (``time.process_time``: on shared cores the wall clock also counts other
+    processes' turns) spent inside the functions ``wrap`` returns, summed until reset."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def wrap(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds += time.process_time() - started
+        return timed
 
 
 # -- processes left behind ---------------------------------------------------------------------

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import CpuInside
 
 from papersift import pdf_engines
 from papersift.formats.pdf import extract_pages, page_count
@@ -28,18 +29,7 @@ from papersift.settings import Settings
 FOLDER = Path(__file__).resolve().parents[2] / "shared" / "bench-pdfs" / "files"
 #: each side is timed this many times a file and the fastest kept
 RUNS = 5
-_clock = time.process_time
-_INSIDE = [0.0]
-
-
-def _timed(method: Callable[..., Any]) -> Callable[..., Any]:
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        started = _clock()
-        try:
-            return method(*args, **kwargs)
-        finally:
-            _INSIDE[0] += _clock() - started
-    return timed
+_INSIDE = CpuInside()
 
 
 def _other(path: Path) -> Any:
@@ -56,7 +46,8 @@ def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    sides = {"other": _timed(_other(Path(sys.argv[1]))._line_geometry), "this": _timed(pdf_engines._line_geometry)}
+    sides = {"other": _INSIDE.wrap(_other(Path(sys.argv[1]))._line_geometry),
+             "this": _INSIDE.wrap(pdf_engines._line_geometry)}
     lexicon()
     files = sorted(FOLDER.glob("*.pdf"))
     data = [path.read_bytes() for path in files]
@@ -66,10 +57,10 @@ def main() -> int:
         for at, pdf in enumerate(data):
             for name in order:
                 pdf_engines._line_geometry = sides[name]  # what PdfHandle.line_geometry calls
-                _INSIDE[0] = 0.0
+                _INSIDE.seconds = 0.0
                 settings = Settings(ocr_mode="off")
                 extract_pages(pdf, settings, 1, page_count(pdf, settings))
-                best[name][at] = min(best[name][at], _INSIDE[0])
+                best[name][at] = min(best[name][at], _INSIDE.seconds)
     for name, times in best.items():
         print(f"{name:5} line pass {sum(times) * 1000:6.1f} ms: "
               + ", ".join(f"{path.name[:12]} {t * 1000:.1f}" for path, t in zip(files, times, strict=True)))

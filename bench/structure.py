@@ -24,9 +24,10 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import CpuInside
 
 from papersift.content import PageContent
 from papersift.formats.pdf import extract_pages, page_count, page_count_and_outline
@@ -48,25 +49,13 @@ _clock = time.process_time
 
 
 #: CPU time spent inside the extraction's reads for structure (the line pass and the tags), per run
-_INSIDE = [0.0]
-
-
-def _timed(method: Callable[..., Any]) -> Callable[..., Any]:
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        started = _clock()
-        try:
-            return method(*args, **kwargs)
-        finally:
-            _INSIDE[0] += _clock() - started
-    return timed
-
-
-PdfHandle.line_geometry = _timed(PdfHandle.line_geometry)  # type: ignore[method-assign]
-PdfHandle.tag_headings = _timed(PdfHandle.tag_headings)  # type: ignore[method-assign]
+_INSIDE = CpuInside()
+PdfHandle.line_geometry = _INSIDE.wrap(PdfHandle.line_geometry)  # type: ignore[method-assign]
+PdfHandle.tag_headings = _INSIDE.wrap(PdfHandle.tag_headings)  # type: ignore[method-assign]
 
 
 def _extraction(data: bytes, settings: Settings, structure: bool) -> tuple[float, list[PageContent]]:
-    _INSIDE[0] = 0.0
+    _INSIDE.seconds = 0.0
     started = _clock()
     count = page_count(data, settings)
     pages = extract_pages(data, settings, 1, count, structure=structure)
@@ -82,7 +71,7 @@ def measure(path: Path, pages_out: Path | None = None, totals: list[float] | Non
         seconds, _ = _extraction(data, settings, structure=False)
         extraction = min(extraction, seconds)
         seconds, pages = _extraction(data, settings, structure=True)
-        with_geometry, inside = min(with_geometry, seconds), min(inside, _INSIDE[0])
+        with_geometry, inside = min(with_geometry, seconds), min(inside, _INSIDE.seconds)
     count = len(pages)
     started = _clock()
     _, outline, _ = page_count_and_outline(data, settings)
