@@ -230,18 +230,22 @@ def font_texts(raw_page: Any, textpage: Any) -> list[tuple[str, str, bool]]:
         return found
     names: dict[int, tuple[str, bool]] = {}
     address = ctypes.c_void_p.from_buffer
-    get_font, get_text, no_buffer = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT, _NO_BUFFER
+    get_font, get_text = _TEXT_OBJECT_FONT, _TEXT_OBJECT_TEXT
     buffer = (ctypes.c_ushort * 256)()
+    length = ctypes.c_ulong(ctypes.sizeof(buffer))
     for obj in _text_objects(raw_page, False, 0):
         font = get_font(obj)
         if not font:
             continue
-        size = get_text(obj, textpage, None, no_buffer)  # bytes, the NUL included
+        # one call an object (each scans the whole page): pdfium writes the text where it fits and
+        # says its size (bytes, the NUL included) either way; asked again only when it did not fit
+        size = get_text(obj, textpage, buffer, length)
         if size <= 2:
             continue
-        if size > 2 * len(buffer):
+        if size > length.value:
             buffer = (ctypes.c_ushort * (size // 2 + 1))()
-        get_text(obj, textpage, buffer, ctypes.c_ulong(size))
+            length = ctypes.c_ulong(ctypes.sizeof(buffer))
+            get_text(obj, textpage, buffer, length)
         key = address(font).value or 0
         named = names.get(key)
         if named is None:
